@@ -1,0 +1,31 @@
+// Package trajectory is memowm's data model for recorded agent trajectories and
+// its file formats.
+//
+// # Overview
+//
+// An Episode is T+1 observations and the T actions between them:
+// (o_0, u_0, o_1, ..., u_{T-1}, o_T). An observation is either a state, Slots x Dim
+// float32 values from an encoder (32 x 512 by default, see DefaultShape), or the
+// state's Codes OPQ codes (1,024 by default) once quantised. A file holds one kind
+// of observation, never both.
+//
+// Files are Arrow IPC (.arrow) and Parquet (.parquet), both with one row per
+// observation (see Schema for the columns), and NumPy (.npy) as an export of the
+// observations alone for Python users. Questions about an episode's ground truth
+// travel in a JSON Lines side file (QuestionsPath).
+//
+// # Invariants
+//
+//   - Rows of one episode are contiguous and their steps are 0, 1, ..., T in order.
+//   - The action u_{t-1} sits on the row of the observation o_t it leads to, so the
+//     row of step 0 has no action and every other row has exactly one.
+//   - Every state value is finite; every action type is one of the NumActionTypes
+//     kinds; positions lie in [0, 1]; payloads are at most MaxPayload bytes.
+//   - A Writer validates every episode before writing it and writes to a temporary
+//     name that it renames only on a successful Close, so a failed run never leaves
+//     a half-written file under the final name.
+//   - A Reader streams: it holds one record batch and one episode at a time, so a
+//     file larger than memory can be read. Every violation it meets is a
+//     *ValidationError naming the episode and step; damaged files are errors, never
+//     panics.
+package trajectory

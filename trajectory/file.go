@@ -1,0 +1,102 @@
+package trajectory
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Format is a trajectory file format, chosen by a file's extension.
+type Format uint8
+
+const (
+	// Arrow is the Arrow IPC file format (.arrow).
+	Arrow Format = iota + 1
+	// Parquet is Apache Parquet (.parquet).
+	Parquet
+	// NumPy is a .npy array of the observations alone: an export for Python
+	// users, written but not read back as a trajectory.
+	NumPy
+)
+
+func (f Format) String() string {
+	switch f {
+	case Arrow:
+		return "arrow"
+	case Parquet:
+		return "parquet"
+	case NumPy:
+		return "npy"
+	}
+	return fmt.Sprintf("format(%d)", uint8(f))
+}
+
+// FormatOf returns the format that path's extension names.
+func FormatOf(path string) (Format, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".arrow", ".arrows", ".ipc", ".feather":
+		return Arrow, nil
+	case ".parquet", ".pq":
+		return Parquet, nil
+	case ".npy":
+		return NumPy, nil
+	}
+	return 0, fmt.Errorf("trajectory: %s: unknown extension %q (want .arrow, .parquet or .npy)", path, filepath.Ext(path))
+}
+
+// QuestionsPath is the JSON Lines file that holds the questions about the
+// trajectories in path: path + ".questions.jsonl".
+func QuestionsPath(path string) string { return path + ".questions.jsonl" }
+
+// IndexPath is the .npy file that a NumPy export writes beside path: one
+// (episode, step) int64 pair per exported observation.
+func IndexPath(path string) string {
+	return strings.TrimSuffix(path, filepath.Ext(path)) + ".index.npy"
+}
+
+// tempFile is a file written under a temporary name in the directory of its
+// final name, renamed there only by commit.
+type tempFile struct {
+	*os.File
+	final string
+}
+
+func createTemp(path string) (*tempFile, error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("trajectory: %w", err)
+	}
+	return &tempFile{File: f, final: path}, nil
+}
+
+// commit flushes, closes and renames the file to its final name.
+func (t *tempFile) commit() error {
+	if err := t.Sync(); err != nil {
+		t.abort()
+		return fmt.Errorf("trajectory: %w", err)
+	}
+	if err := t.Close(); err != nil {
+		os.Remove(t.Name())
+		return fmt.Errorf("trajectory: %w", err)
+	}
+	if err := os.Chmod(t.Name(), 0o644); err != nil {
+		os.Remove(t.Name())
+		return fmt.Errorf("trajectory: %w", err)
+	}
+	if err := os.Rename(t.Name(), t.final); err != nil {
+		os.Remove(t.Name())
+		return fmt.Errorf("trajectory: %w", err)
+	}
+	return nil
+}
+
+// abort closes and removes the temporary file; the final name is untouched.
+func (t *tempFile) abort() {
+	t.Close()
+	os.Remove(t.Name())
+}

@@ -1,0 +1,234 @@
+package trajectory
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// NumPy .npy export (format version 1.0): a magic string, a little-endian
+// uint16 header length, a Python dict literal padded with spaces to a multiple
+// of 64 bytes and ending in '\n', then the data in C order.
+//
+// The observation count is not known until the end of a stream, so the writer
+// reserves a fixed npyHeaderSize-byte header and rewrites it on close; the
+// padding makes every header the same length.
+
+const (
+	npyMagic      = "\x93NUMPY"
+	npyHeaderSize = 128
+)
+
+// NPYHeader is the part of a .npy header that memowm writes and reads.
+type NPYHeader struct {
+	Descr        string // '<f4', '|u1', '<i8'
+	FortranOrder bool
+	Shape        []int
+}
+
+func (h NPYHeader) encode() ([]byte, error) {
+	dims := make([]string, len(h.Shape))
+	for i, d := range h.Shape {
+		dims[i] = strconv.Itoa(d)
+	}
+	shape := strings.Join(dims, ", ")
+	if len(h.Shape) == 1 {
+		shape += ","
+	}
+	order := "False"
+	if h.FortranOrder {
+		order = "True"
+	}
+	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }", h.Descr, order, shape)
+	pad := npyHeaderSize - len(npyMagic) - 4 - len(dict) - 1
+	if pad < 0 {
+		return nil, fmt.Errorf("trajectory: npy header %q is too long", dict)
+	}
+	out := make([]byte, 0, npyHeaderSize)
+	out = append(out, npyMagic...)
+	out = append(out, 1, 0)
+	out = binary.LittleEndian.AppendUint16(out, uint16(npyHeaderSize-len(npyMagic)-4))
+	out = append(out, dict...)
+	out = append(out, strings.Repeat(" ", pad)...)
+	return append(out, '\n'), nil
+}
+
+var (
+	npyDescr   = regexp.MustCompile(`'descr'\s*:\s*'([^']*)'`)
+	npyFortran = regexp.MustCompile(`'fortran_order'\s*:\s*(True|False)`)
+	npyShape   = regexp.MustCompile(`'shape'\s*:\s*\(([0-9,\s]*)\)`)
+)
+
+// ReadNPYHeader reads a .npy header (format 1.0, 2.0 or 3.0) from r, leaving r
+// at the first data byte.
+func ReadNPYHeader(r io.Reader) (NPYHeader, error) {
+	var h NPYHeader
+	pre := make([]byte, 8)
+	if _, err := io.ReadFull(r, pre); err != nil {
+		return h, fmt.Errorf("trajectory: %w: npy header: %w", ErrFormat, err)
+	}
+	if string(pre[:6]) != npyMagic {
+		return h, fmt.Errorf("trajectory: %w: not a .npy file (bad magic)", ErrFormat)
+	}
+	var n int
+	switch pre[6] {
+	case 1:
+		var b [2]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return h, fmt.Errorf("trajectory: %w: npy header: %w", ErrFormat, err)
+		}
+		n = int(binary.LittleEndian.Uint16(b[:]))
+	case 2, 3:
+		var b [4]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return h, fmt.Errorf("trajectory: %w: npy header: %w", ErrFormat, err)
+		}
+		n = int(binary.LittleEndian.Uint32(b[:]))
+		if n > 1<<20 {
+			return h, fmt.Errorf("trajectory: %w: npy header of %d bytes", ErrFormat, n)
+		}
+	default:
+		return h, fmt.Errorf("trajectory: %w: npy format version %d.%d", ErrFormat, pre[6], pre[7])
+	}
+	dict := make([]byte, n)
+	if _, err := io.ReadFull(r, dict); err != nil {
+		return h, fmt.Errorf("trajectory: %w: npy header: %w", ErrFormat, err)
+	}
+	d, f, s := npyDescr.FindSubmatch(dict), npyFortran.FindSubmatch(dict), npyShape.FindSubmatch(dict)
+	if d == nil || f == nil || s == nil {
+		return h, fmt.Errorf("trajectory: %w: npy header %q lacks descr, fortran_order or shape", ErrFormat, dict)
+	}
+	h.Descr, h.FortranOrder = string(d[1]), string(f[1]) == "True"
+	for _, part := range strings.Split(string(s[1]), ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		v, err := strconv.Atoi(part)
+		if err != nil {
+			return h, fmt.Errorf("trajectory: %w: npy shape %q", ErrFormat, s[1])
+		}
+		h.Shape = append(h.Shape, v)
+	}
+	return h, nil
+}
+
+// npyStream writes one .npy array whose first dimension grows as rows come.
+type npyStream struct {
+	f     *tempFile
+	buf   *bufio.Writer
+	h     NPYHeader
+	rows  int
+	bytes []byte
+}
+
+func newNPYStream(f *tempFile, descr string, rowShape ...int) (*npyStream, error) {
+	s := &npyStream{f: f, buf: bufio.NewWriterSize(f, 1<<20), h: NPYHeader{Descr: descr, Shape: append([]int{0}, rowShape...)}}
+	hdr, err := s.h.encode()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.buf.Write(hdr); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *npyStream) finish() error {
+	if err := s.buf.Flush(); err != nil {
+		return err
+	}
+	s.h.Shape[0] = s.rows
+	hdr, err := s.h.encode()
+	if err != nil {
+		return err
+	}
+	_, err = s.f.WriteAt(hdr, 0)
+	return err
+}
+
+// npySink exports observations to a .npy file, shape (N, Slots, Dim) float32
+// or (N, Codes) uint8, and their (episode, step) pairs to IndexPath, (N, 2) int64.
+type npySink struct {
+	meta     Meta
+	obs, idx *npyStream
+	scratch  []byte
+}
+
+func newNPYSink(f *tempFile, m Meta) (*npySink, error) {
+	s := &npySink{meta: m}
+	var err error
+	if m.Content == States {
+		s.obs, err = newNPYStream(f, "<f4", m.Shape.Slots, m.Shape.Dim)
+	} else {
+		s.obs, err = newNPYStream(f, "|u1", m.Shape.Codes)
+	}
+	if err != nil {
+		return nil, err
+	}
+	itmp, err := createTemp(IndexPath(f.final))
+	if err != nil {
+		return nil, err
+	}
+	if s.idx, err = newNPYStream(itmp, "<i8", 2); err != nil {
+		itmp.abort()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *npySink) writeEpisode(ep *Episode) error {
+	for t := 0; t < ep.Len(); t++ {
+		if s.meta.Content == States {
+			s.scratch = s.scratch[:0]
+			for _, v := range ep.States[t] {
+				s.scratch = binary.LittleEndian.AppendUint32(s.scratch, math.Float32bits(v))
+			}
+			if _, err := s.obs.buf.Write(s.scratch); err != nil {
+				return err
+			}
+		} else if _, err := s.obs.buf.Write(ep.Codes[t]); err != nil {
+			return err
+		}
+		s.obs.rows++
+		var pair [16]byte
+		binary.LittleEndian.PutUint64(pair[:8], uint64(ep.ID))
+		binary.LittleEndian.PutUint64(pair[8:], uint64(t))
+		if _, err := s.idx.buf.Write(pair[:]); err != nil {
+			return err
+		}
+		s.idx.rows++
+	}
+	return nil
+}
+
+// close finishes both arrays and commits the index; the Writer commits the
+// observations file.
+func (s *npySink) close() error {
+	if s.idx == nil {
+		return nil
+	}
+	idx := s.idx
+	s.idx = nil
+	if err := s.obs.finish(); err != nil {
+		idx.f.abort()
+		return err
+	}
+	if err := idx.finish(); err != nil {
+		idx.f.abort()
+		return err
+	}
+	return idx.f.commit()
+}
+
+func (s *npySink) abort() {
+	if s.idx != nil {
+		s.idx.f.abort()
+		s.idx = nil
+	}
+}

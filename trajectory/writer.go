@@ -1,0 +1,231 @@
+package trajectory
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// rowsPerBatch bounds the rows of one record batch (and Parquet row group):
+// 64 rows of default states are 4 MiB.
+const rowsPerBatch = 64
+
+// Writer writes episodes to a trajectory file. Close must be called for the
+// file to appear under its name; Abort (or a failed Write or Close) leaves
+// nothing behind.
+type Writer struct {
+	meta Meta
+	tmp  *tempFile
+	sink sink
+	rows int64
+	done bool
+	ids  map[int64]bool
+}
+
+type sink interface {
+	writeEpisode(ep *Episode) error
+	close() error // finish the file and anything beside it
+	abort()       // discard anything beside the file
+}
+
+// Create starts a trajectory file at path in the format its extension names.
+func Create(path string, m Meta) (*Writer, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
+	}
+	format, err := FormatOf(path)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := createTemp(path)
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{meta: m, tmp: tmp, ids: map[int64]bool{}}
+	switch format {
+	case Arrow:
+		w.sink, err = newArrowSink(tmp, m)
+	case Parquet:
+		w.sink, err = newParquetSink(tmp, m)
+	case NumPy:
+		w.sink, err = newNPYSink(tmp, m)
+	}
+	if err != nil {
+		tmp.abort()
+		return nil, fmt.Errorf("trajectory: %s: %w", path, err)
+	}
+	return w, nil
+}
+
+// Write validates ep and appends it. Episode ids must be unique in a file.
+// After an error the Writer is aborted.
+func (w *Writer) Write(ep *Episode) error {
+	if w.done {
+		return fmt.Errorf("trajectory: write to a closed writer")
+	}
+	if err := ep.Validate(w.meta); err != nil {
+		w.Abort()
+		return err
+	}
+	if w.ids[ep.ID] {
+		w.Abort()
+		return invalid(ep.ID, -1, "written twice (episode ids must be unique)")
+	}
+	w.ids[ep.ID] = true
+	if err := w.sink.writeEpisode(ep); err != nil {
+		w.Abort()
+		return fmt.Errorf("trajectory: %s: episode %d: %w", w.tmp.final, ep.ID, err)
+	}
+	w.rows += int64(ep.Len())
+	return nil
+}
+
+// Close finishes the file and moves it to its final name.
+func (w *Writer) Close() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	if err := w.sink.close(); err != nil {
+		w.tmp.abort()
+		return fmt.Errorf("trajectory: %s: %w", w.tmp.final, err)
+	}
+	return w.tmp.commit()
+}
+
+// Abort discards everything written; the final name is left as it was.
+func (w *Writer) Abort() {
+	if w.done {
+		return
+	}
+	w.done = true
+	w.sink.abort()
+	w.tmp.abort()
+}
+
+// buildRecords turns ep into record batches of at most rowsPerBatch rows and
+// hands each to emit.
+func buildRecords(schema *arrow.Schema, m Meta, ep *Episode, emit func(arrow.RecordBatch) error) error {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	epB := b.Field(0).(*array.Int64Builder)
+	stepB := b.Field(1).(*array.Int32Builder)
+	obsB := b.Field(2).(*array.FixedSizeListBuilder)
+	actB := b.Field(3).(*array.Uint8Builder)
+	xB := b.Field(4).(*array.Float32Builder)
+	yB := b.Field(5).(*array.Float32Builder)
+	dxB := b.Field(6).(*array.Float32Builder)
+	dyB := b.Field(7).(*array.Float32Builder)
+	payB := b.Field(8).(*array.BinaryBuilder)
+	factB := b.Field(9).(*array.StringBuilder)
+
+	n := ep.Len()
+	for start := 0; start < n; start += rowsPerBatch {
+		end := min(start+rowsPerBatch, n)
+		for t := start; t < end; t++ {
+			epB.Append(ep.ID)
+			stepB.Append(int32(t))
+			obsB.Append(true)
+			if m.Content == States {
+				obsB.ValueBuilder().(*array.Float32Builder).AppendValues(ep.States[t], nil)
+			} else {
+				obsB.ValueBuilder().(*array.Uint8Builder).AppendValues(ep.Codes[t], nil)
+			}
+			if ep.Facts != nil && ep.Facts[t] != nil {
+				factB.BinaryBuilder.Append(ep.Facts[t])
+			} else {
+				factB.AppendNull()
+			}
+			if t == 0 {
+				actB.AppendNull()
+				xB.AppendNull()
+				yB.AppendNull()
+				dxB.AppendNull()
+				dyB.AppendNull()
+				payB.AppendNull()
+				continue
+			}
+			a := &ep.Actions[t-1]
+			actB.Append(uint8(a.Type))
+			appendOpt(xB, a.HasPos, a.X)
+			appendOpt(yB, a.HasPos, a.Y)
+			appendOpt(dxB, a.HasDelta, a.DX)
+			appendOpt(dyB, a.HasDelta, a.DY)
+			payB.Append(a.Payload)
+		}
+		rec := b.NewRecordBatch()
+		err := emit(rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func appendOpt(b *array.Float32Builder, ok bool, v float32) {
+	if ok {
+		b.Append(v)
+	} else {
+		b.AppendNull()
+	}
+}
+
+type arrowSink struct {
+	schema *arrow.Schema
+	meta   Meta
+	w      *ipc.FileWriter
+}
+
+func newArrowSink(f *tempFile, m Meta) (*arrowSink, error) {
+	s := Schema(m)
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(s), ipc.WithAllocator(memory.DefaultAllocator))
+	if err != nil {
+		return nil, err
+	}
+	return &arrowSink{schema: s, meta: m, w: w}, nil
+}
+
+func (s *arrowSink) writeEpisode(ep *Episode) error {
+	return buildRecords(s.schema, s.meta, ep, s.w.Write)
+}
+
+func (s *arrowSink) close() error { return s.w.Close() }
+func (s *arrowSink) abort()       { s.w.Close() }
+
+type parquetSink struct {
+	schema *arrow.Schema
+	meta   Meta
+	w      *pqarrow.FileWriter
+}
+
+func newParquetSink(f *tempFile, m Meta) (*parquetSink, error) {
+	s := Schema(m)
+	props := parquet.NewWriterProperties(
+		parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithDictionaryDefault(false),
+		parquet.WithCreatedBy("memowm"),
+		parquet.WithMaxRowGroupLength(rowsPerBatch),
+	)
+	// pqarrow closes a writer that is an io.Closer; the tempFile must stay open
+	// until commit, so it is handed over as a plain io.Writer.
+	w, err := pqarrow.NewFileWriter(s, struct{ io.Writer }{f}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		return nil, err
+	}
+	return &parquetSink{schema: s, meta: m, w: w}, nil
+}
+
+func (s *parquetSink) writeEpisode(ep *Episode) error {
+	return buildRecords(s.schema, s.meta, ep, s.w.Write)
+}
+
+func (s *parquetSink) close() error { return s.w.Close() }
+func (s *parquetSink) abort()       { s.w.Close() }
