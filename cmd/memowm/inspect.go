@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/memowm/memowm/trajectory"
+)
+
+func runInspect(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("inspect", "FILE [--json]",
+		"Reads a trajectory file (.arrow, .parquet, or a .npy export) once, streaming,\n"+
+			"validates it and shows what it holds.", stdout)
+	asJSON := fs.Bool("json", false, "print one JSON object for machines")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want exactly one FILE, got %d arguments", len(pos))
+	}
+	sum, err := trajectory.Summarize(pos[0])
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sum)
+	}
+	printSummary(stdout, sum)
+	return nil
+}
+
+func printSummary(w io.Writer, s *trajectory.Summary) {
+	fmt.Fprintf(w, "file          %s (%s, %s)\n", s.Path, s.Format, humanBytes(s.SizeBytes))
+	if s.Content == trajectory.States.String() {
+		fmt.Fprintf(w, "content       states, %d slots x %d float32\n", s.Shape.Slots, s.Shape.Dim)
+	} else {
+		fmt.Fprintf(w, "content       codes, %d uint8 per observation\n", s.Shape.Codes)
+	}
+	fmt.Fprintf(w, "episodes      %d\n", s.Episodes)
+	fmt.Fprintf(w, "observations  %d (%d transitions; %d..%d per episode)\n", s.Observations, s.Transitions, s.MinObs, s.MaxObs)
+	if s.Format == trajectory.NumPy.String() {
+		fmt.Fprintf(w, "actions       none (a .npy export holds observations only)\n")
+		return
+	}
+	fmt.Fprintf(w, "facts         %d observations\n", s.WithFacts)
+	if s.Questions >= 0 {
+		fmt.Fprintf(w, "questions     %d (%s)\n", s.Questions, trajectory.QuestionsPath(s.Path))
+	} else {
+		fmt.Fprintf(w, "questions     none\n")
+	}
+	var parts []string
+	for _, name := range trajectory.ActionTypeNames() {
+		if n := s.Actions[name]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d (%.1f%%)", name, n, 100*float64(n)/float64(max(s.Transitions, 1))))
+		}
+	}
+	fmt.Fprintf(w, "action mix    %s\n", wrap(parts, 14, 88))
+}
+
+// wrap joins parts with ", " into lines of at most width, indenting
+// continuation lines by indent spaces.
+func wrap(parts []string, indent, width int) string {
+	var b strings.Builder
+	col := indent
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteString(",")
+			col++
+			if col+1+len(p) > width {
+				b.WriteString("\n" + strings.Repeat(" ", indent))
+				col = indent
+			} else {
+				b.WriteString(" ")
+				col++
+			}
+		}
+		b.WriteString(p)
+		col += len(p)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return b.String()
+}

@@ -1,0 +1,157 @@
+// Command memowm turns recorded agent trajectories into compact episodic
+// memory. This file is flag parsing and wiring only; the work is in the
+// packages.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+)
+
+// usageError is a mistake in the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+type verb struct {
+	name, args, summary string
+	run                 func(args []string, stdout, stderr io.Writer) error
+}
+
+var verbs []verb
+
+func init() {
+	verbs = []verb{
+		{"demo", "[--dir DIR]", "run the pipeline on the embedded sim world", runDemo},
+		{"sim", "--out FILE [--episodes N --steps T --seed S ...]", "generate synthetic trajectories with questions", runSim},
+		{"inspect", "FILE [--json]", "show what a trajectory file holds", runInspect},
+		{"help", "[VERB]", "show help for memowm or a verb", runHelp},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the exit, for tests.
+func run(args []string, stdout, stderr io.Writer) (status int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(stderr, "memowm: internal error: %v (please report this)\n", p)
+			if os.Getenv("MEMOWM_TRACE") != "" {
+				stderr.Write(debug.Stack())
+			}
+			status = 1
+		}
+	}()
+	if len(args) == 0 {
+		printUsage(stderr)
+		return 2
+	}
+	name := args[0]
+	if name == "-h" || name == "--help" || name == "-help" {
+		printUsage(stdout)
+		return 0
+	}
+	for _, v := range verbs {
+		if v.name == name {
+			err := v.run(args[1:], stdout, stderr)
+			var ue *usageError
+			switch {
+			case err == nil:
+				return 0
+			case errors.Is(err, flag.ErrHelp):
+				return 0
+			case errors.As(err, &ue):
+				fmt.Fprintf(stderr, "memowm %s: %v (see 'memowm %s -h')\n", name, err, name)
+				return 2
+			default:
+				fmt.Fprintf(stderr, "memowm %s: %v\n", name, oneLine(err))
+				return 1
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "memowm: unknown verb %q (see 'memowm help')\n", name)
+	return 2
+}
+
+func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, `memowm stores agent trajectories as compact episodic memory, with a world
+model as the shared predictive prior (MemoWM).
+
+Usage: memowm VERB [flags]
+
+Verbs:
+`)
+	for _, v := range verbs {
+		fmt.Fprintf(w, "  %-8s %s\n", v.name, v.summary)
+	}
+	fmt.Fprint(w, `
+'memowm VERB -h' shows a verb's flags. Exit status: 0 success, 1 failure, 2 bad usage.
+`)
+}
+
+func runHelp(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		printUsage(stdout)
+		return nil
+	}
+	for _, v := range verbs {
+		if v.name == args[0] && v.name != "help" {
+			return v.run([]string{"-h"}, stdout, stderr)
+		}
+	}
+	if args[0] == "help" {
+		printUsage(stdout)
+		return nil
+	}
+	return usagef("unknown verb %q", args[0])
+}
+
+// newFlags makes a verb's flag set; -h prints its usage to stdout.
+func newFlags(name, args, summary string, stdout io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(stdout, "Usage: memowm %s %s\n\n%s\n\nFlags:\n", name, args, summary)
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parse parses flags that may stand before, between or after positional
+// arguments, and returns the positionals.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.Usage()
+				return nil, err
+			}
+			return nil, usagef("%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

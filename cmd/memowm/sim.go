@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/memowm/memowm/sim"
+	"github.com/memowm/memowm/trajectory"
+)
+
+func simFlags(fs interface {
+	IntVar(*int, string, int, string)
+	Uint64Var(*uint64, string, uint64, string)
+	Float64Var(*float64, string, float64, string)
+}, cfg *sim.Config) {
+	d := sim.DefaultConfig()
+	fs.IntVar(&cfg.Episodes, "episodes", d.Episodes, "episodes to generate")
+	fs.IntVar(&cfg.Steps, "steps", d.Steps, "actions per episode, T (each episode has T+1 observations)")
+	fs.Uint64Var(&cfg.Seed, "seed", d.Seed, "seed of the agent's episodes")
+	fs.Uint64Var(&cfg.WorldSeed, "world-seed", d.WorldSeed, "seed of the site and the encoder (keep it to share a world across seeds)")
+	fs.IntVar(&cfg.Shape.Dim, "dim", d.Shape.Dim, "encoder channels per slot")
+	fs.IntVar(&cfg.Pages, "pages", d.Pages, "pages in the site")
+	fs.Float64Var(&cfg.PageLoadRate, "page-load-rate", d.PageLoadRate, "probability that a step loads a page")
+	fs.Float64Var(&cfg.IdleRate, "idle-rate", d.IdleRate, "probability that a step changes nothing on the page (noop, hover)")
+	fs.Float64Var(&cfg.ClockRate, "clock-rate", d.ClockRate, "probability that the clock ticks in a step")
+	fs.Float64Var(&cfg.AdRate, "ad-rate", d.AdRate, "probability that the ad banner rotates in a step")
+	fs.Float64Var(&cfg.Noise, "noise", d.Noise, "std of the encoder's per-observation jitter")
+}
+
+func runSim(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("sim", "--out FILE [flags]",
+		"Generates seeded synthetic web trajectories (format from FILE's extension: .arrow,\n"+
+			".parquet, or .npy for a NumPy export of the states) and writes their questions\n"+
+			"to FILE.questions.jsonl. The same flags give byte-identical files.", stdout)
+	cfg := sim.DefaultConfig()
+	simFlags(fs, &cfg)
+	out := fs.String("out", "", "output file (required)")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if *out == "" {
+		return usagef("--out FILE is required")
+	}
+	if _, err := trajectory.FormatOf(*out); err != nil {
+		return usagef("%v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	progress := func(done, total int) {
+		if !*quiet && (done == total || done%max(total/10, 1) == 0) {
+			fmt.Fprintf(stderr, "sim: %d/%d episodes\n", done, total)
+		}
+	}
+	res, err := sim.WriteFile(*out, cfg, progress)
+	if err != nil {
+		return err
+	}
+	sum, err := trajectory.Summarize(*out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s: %d episodes, %d observations, %s; %d questions in %s\n",
+		*out, res.Episodes, sum.Observations, humanBytes(sum.SizeBytes), res.Questions, trajectory.QuestionsPath(*out))
+	if sum.Format == trajectory.NumPy.String() {
+		fmt.Fprintf(stdout, "(episode, step) of each row in %s\n", trajectory.IndexPath(*out))
+	}
+	printStats(stdout, res.Stats)
+	return nil
+}
+
+func printStats(w io.Writer, st sim.Stats) {
+	fmt.Fprintf(w, "slot changes per step: mean %.1f%%, unchanged steps %.1f%%; page loads %.1f%% of steps change %.1f%% of slots, other steps %.1f%%\n",
+		100*st.ChangedFrac(), 100*st.UnchangedFrac(), 100*st.PageLoadFrac(), 100*st.LoadChangedFrac(), 100*st.OtherChangedFrac())
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.2f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}
