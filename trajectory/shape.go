@@ -5,9 +5,9 @@ import "fmt"
 // Shape is the geometry of one observation. It is the one place where the
 // 32 x 512 state and the 1,024 codes are configured.
 type Shape struct {
-	Slots int // encoder slots per observation (32)
-	Dim   int // float32 channels per slot (512)
-	Codes int // OPQ coordinates per observation (1,024)
+	Slots int `json:"slots"` // encoder slots per observation (32)
+	Dim   int `json:"dim"`   // float32 channels per slot (512)
+	Codes int `json:"codes"` // OPQ coordinates per observation (1,024)
 }
 
 // DefaultShape is the paper's geometry: 32 slots of 512 channels, 1,024 codes.

@@ -27,13 +27,13 @@ type Summary struct {
 // Summarize reads path once, streaming, and validates every episode on the way.
 // A .npy export is summarised from its header and its index file.
 func Summarize(path string) (*Summary, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("trajectory: %w", err)
-	}
 	format, err := FormatOf(path)
 	if err != nil {
 		return nil, err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("trajectory: %w", err)
 	}
 	s := &Summary{Path: path, Format: format.String(), SizeBytes: st.Size(), Questions: -1, Actions: map[string]int64{}}
 	for _, n := range ActionTypeNames() {
