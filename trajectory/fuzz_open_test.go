@@ -1,0 +1,44 @@
+package trajectory
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// fuzzOpen checks that any bytes, read as a trajectory file, give episodes or
+// an error, never a panic.
+func fuzzOpen(f *testing.F, ext string) {
+	m := Meta{Shape: smallShape, Content: States}
+	seed := filepath.Join(f.TempDir(), "seed"+ext)
+	writeFileF(f, seed, m, testEpisodes(m, 2, 1))
+	data, _ := os.ReadFile(seed)
+	f.Add(data)
+	f.Add(data[:len(data)/2])
+	f.Add(data[len(data)/3:])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(t.TempDir(), "in"+ext)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		readAll(p) // must not panic
+	})
+}
+
+func writeFileF(f *testing.F, path string, m Meta, eps []*Episode) {
+	w, err := Create(path, m)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, ep := range eps {
+		if err := w.Write(ep); err != nil {
+			f.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		f.Fatal(err)
+	}
+}
+
+func FuzzOpenArrow(f *testing.F)   { fuzzOpen(f, ".arrow") }
+func FuzzOpenParquet(f *testing.F) { fuzzOpen(f, ".parquet") }
