@@ -11,7 +11,7 @@ import (
 func fuzzOpen(f *testing.F, ext string) {
 	m := Meta{Shape: smallShape, Content: States}
 	seed := filepath.Join(f.TempDir(), "seed"+ext)
-	writeFileF(f, seed, m, testEpisodes(m, 2, 1))
+	writeFile(f, seed, m, testEpisodes(m, 2, 1))
 	data, _ := os.ReadFile(seed)
 	f.Add(data)
 	f.Add(data[:len(data)/2])
@@ -23,21 +23,6 @@ func fuzzOpen(f *testing.F, ext string) {
 		}
 		readAll(p) // must not panic
 	})
-}
-
-func writeFileF(f *testing.F, path string, m Meta, eps []*Episode) {
-	w, err := Create(path, m)
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, ep := range eps {
-		if err := w.Write(ep); err != nil {
-			f.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		f.Fatal(err)
-	}
 }
 
 func FuzzOpenArrow(f *testing.F)   { fuzzOpen(f, ".arrow") }

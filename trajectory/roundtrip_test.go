@@ -58,7 +58,7 @@ func testEpisodes(m Meta, n int, seed uint64) []*Episode {
 	return eps
 }
 
-func writeFile(t *testing.T, path string, m Meta, eps []*Episode) {
+func writeFile(t testing.TB, path string, m Meta, eps []*Episode) {
 	t.Helper()
 	w, err := Create(path, m)
 	if err != nil {
