@@ -6,13 +6,15 @@ import (
 	"io"
 	"strings"
 
+	"github.com/memowm/memowm/opq"
 	"github.com/memowm/memowm/trajectory"
 )
 
 func runInspect(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("inspect", "FILE [--json]",
 		"Reads a trajectory file (.arrow, .parquet, or a .npy export) once, streaming,\n"+
-			"validates it and shows what it holds.", stdout)
+			"validates it and shows what it holds; or shows how a quantizer file (from\n"+
+			"'memowm fit opq') was fit.", stdout)
 	asJSON := fs.Bool("json", false, "print one JSON object for machines")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -20,6 +22,9 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(pos) != 1 {
 		return usagef("want exactly one FILE, got %d arguments", len(pos))
+	}
+	if opq.IsFile(pos[0]) {
+		return inspectOPQ(pos[0], *asJSON, stdout)
 	}
 	sum, err := trajectory.Summarize(pos[0])
 	if err != nil {

@@ -33,7 +33,9 @@ func init() {
 	verbs = []verb{
 		{"demo", "[--dir DIR]", "run the pipeline on the embedded sim world", runDemo},
 		{"sim", "--out FILE [--episodes N --steps T --seed S ...]", "generate synthetic trajectories with questions", runSim},
-		{"inspect", "FILE [--json]", "show what a trajectory file holds", runInspect},
+		{"fit", "STAGE --in TRAIN --out FILE [flags]", "fit a part of the model (opq) from training trajectories", runFit},
+		{"quantize", "--opq OPQFILE --in TRAJ --out CODES", "encode states into OPQ codes", runQuantize},
+		{"inspect", "FILE [--json]", "show what a trajectory or quantizer file holds", runInspect},
 		{"help", "[VERB]", "show help for memowm or a verb", runHelp},
 	}
 }

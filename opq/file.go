@@ -1,0 +1,292 @@
+package opq
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/memowm/memowm/trajectory"
+)
+
+// The file format, version 1, little-endian throughout:
+//
+//	magic    [8]byte  "\x89OPQ\r\n\x1a\n"
+//	header   fileHeader (88 bytes)
+//	mean     [Slots*Dim]float32
+//	std      [Slots*Dim]float32
+//	rotation [Dim*Dim]float32, row-major, y = x R
+//	books    [Books*Codewords*SubDim]float32
+//	crc      uint32, CRC-32C (Castagnoli) of every byte before it
+//
+// Derived tables (1/std, R^T, transposed books, codeword norms) are not
+// stored; Read recomputes them.
+const (
+	// Version is the file format version that WriteTo writes.
+	Version = 1
+	// Magic starts every quantizer file.
+	Magic = "\x89OPQ\r\n\x1a\n"
+)
+
+// ErrFormat is wrapped by every error about data that is not a valid
+// quantizer file.
+var ErrFormat = errors.New("not a valid quantizer file")
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+type fileHeader struct {
+	Version                         uint32
+	Slots, Dim, Codes, Codewords    uint32
+	Flags                           uint32 // bit 0: shared codebooks
+	Rotation                        uint32
+	Rounds, Iterations, RoundIters  uint32
+	MaxPointsPerCentroid, RotStates uint32
+	Seed, TrainStates               uint64
+	StdFloor, Distortion            float64
+	_                               [16]byte // reserved, zero
+}
+
+const flagShared = 1
+
+// maxRotationDim bounds Dim in files, so that a damaged header cannot ask for
+// an absurd rotation matrix.
+const maxRotationDim = 8192
+
+// WriteTo writes q in the file format. The bytes depend only on q.
+func (q *Quantizer) WriteTo(w io.Writer) (int64, error) {
+	cw := &countWriter{w: w, h: crc32.New(castagnoli)}
+	bw := bufio.NewWriter(cw)
+	h := fileHeader{
+		Version: Version,
+		Slots:   uint32(q.shape.Slots), Dim: uint32(q.shape.Dim), Codes: uint32(q.shape.Codes),
+		Codewords: uint32(q.codewords), Rotation: uint32(q.info.Rotation),
+		Rounds: uint32(q.info.Rounds), Iterations: uint32(q.info.Iterations), RoundIters: uint32(q.info.RoundIterations),
+		MaxPointsPerCentroid: uint32(q.info.MaxPointsPerCentroid), RotStates: uint32(q.info.RotationStates),
+		Seed: q.info.Seed, TrainStates: uint64(q.info.TrainStates),
+		StdFloor: q.info.StdFloor, Distortion: q.info.Distortion,
+	}
+	if q.shared {
+		h.Flags |= flagShared
+	}
+	bw.WriteString(Magic)
+	binary.Write(bw, binary.LittleEndian, &h)
+	for _, a := range [][]float32{q.mean, q.std, q.rot, q.books} {
+		writeFloats(bw, a)
+	}
+	if err := bw.Flush(); err != nil {
+		return cw.n, fmt.Errorf("opq: %w", err)
+	}
+	var crc [4]byte
+	binary.LittleEndian.PutUint32(crc[:], cw.h.Sum32())
+	if _, err := cw.Write(crc[:]); err != nil {
+		return cw.n, fmt.Errorf("opq: %w", err)
+	}
+	return cw.n, nil
+}
+
+func writeFloats(w *bufio.Writer, a []float32) {
+	var b [4]byte
+	for _, v := range a {
+		binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
+		w.Write(b[:])
+	}
+}
+
+// countWriter counts and checksums what passes through it.
+type countWriter struct {
+	w io.Writer
+	h hash.Hash32
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.h.Write(p[:n])
+	c.n += int64(n)
+	return n, err
+}
+
+// Read reads one quantizer in the file format from r, consuming exactly its
+// bytes. Damaged or foreign data gives an error wrapping ErrFormat (a short
+// read also wraps io.ErrUnexpectedEOF), never a panic; memory grows with the
+// bytes actually read, not with sizes claimed by the header.
+func Read(r io.Reader) (*Quantizer, error) {
+	q, err := read(r)
+	if err != nil {
+		return nil, fmt.Errorf("opq: %w", err)
+	}
+	return q, nil
+}
+
+// read is Read without the package prefix on errors.
+func read(r io.Reader) (*Quantizer, error) {
+	crc := crc32.New(castagnoli)
+	tr := io.TeeReader(r, crc)
+	var magic [len(Magic)]byte
+	if _, err := io.ReadFull(tr, magic[:]); err != nil {
+		return nil, formatErr("reading the magic: %w", short(err))
+	}
+	if string(magic[:]) != Magic {
+		return nil, formatErr("wrong magic %q", magic[:])
+	}
+	var h fileHeader
+	if err := binary.Read(tr, binary.LittleEndian, &h); err != nil {
+		return nil, formatErr("reading the header: %w", short(err))
+	}
+	if h.Version != Version {
+		return nil, formatErr("format version %d (this build reads version %d)", h.Version, Version)
+	}
+	q, err := headerQuantizer(&h)
+	if err != nil {
+		return nil, err
+	}
+	n := q.shape.StateLen()
+	for _, a := range []struct {
+		name string
+		dst  *[]float32
+		n    int
+	}{
+		{"mean", &q.mean, n}, {"std", &q.std, n},
+		{"rotation", &q.rot, q.shape.Dim * q.shape.Dim},
+		{"codebooks", &q.books, q.Books() * q.codewords * q.subDim},
+	} {
+		if *a.dst, err = readFloats(tr, a.n); err != nil {
+			return nil, formatErr("reading the %s: %w", a.name, err)
+		}
+	}
+	want := crc.Sum32()
+	var b [4]byte
+	if _, err := io.ReadFull(r, b[:]); err != nil {
+		return nil, formatErr("reading the checksum: %w", short(err))
+	}
+	if got := binary.LittleEndian.Uint32(b[:]); got != want {
+		return nil, formatErr("checksum mismatch (stored %08x, computed %08x): the file is damaged", got, want)
+	}
+	for i, s := range q.std {
+		if !(s > 0) {
+			return nil, formatErr("std %g of slot %d channel %d is not positive", s, i/q.shape.Dim, i%q.shape.Dim)
+		}
+	}
+	q.derive()
+	return q, nil
+}
+
+// headerQuantizer checks h and returns a Quantizer of its geometry with its
+// derived tables allocated; the stored arrays are left for read to fill.
+func headerQuantizer(h *fileHeader) (*Quantizer, error) {
+	shape := trajectory.Shape{Slots: int(h.Slots), Dim: int(h.Dim), Codes: int(h.Codes)}
+	cfg := DefaultConfig()
+	cfg.Shape, cfg.Codewords, cfg.Shared = shape, int(h.Codewords), h.Flags&flagShared != 0
+	cfg.Rotation = Rotation(h.Rotation)
+	if err := cfg.Validate(); err != nil {
+		return nil, formatErr("bad header: %w", err)
+	}
+	if shape.Dim > maxRotationDim || h.Flags&^flagShared != 0 {
+		return nil, formatErr("bad header: dim %d or flags %#x out of range", shape.Dim, h.Flags)
+	}
+	q := &Quantizer{shape: shape, subspaces: shape.Codes / shape.Slots, codewords: cfg.Codewords, shared: cfg.Shared}
+	q.subDim = shape.Dim / q.subspaces
+	q.info = Info{
+		Rotation: cfg.Rotation, Rounds: int(h.Rounds), Iterations: int(h.Iterations), RoundIterations: int(h.RoundIters),
+		MaxPointsPerCentroid: int(h.MaxPointsPerCentroid), RotationStates: int(h.RotStates),
+		StdFloor: h.StdFloor, Seed: h.Seed, TrainStates: int(h.TrainStates), Distortion: h.Distortion,
+	}
+	return q, nil
+}
+
+// readFloats reads want values from r, growing its result as data arrives,
+// and checks that every value is finite.
+func readFloats(r io.Reader, want int) ([]float32, error) {
+	var a []float32
+	var buf [4096]byte
+	for len(a) < want {
+		n := min(len(buf)/4, want-len(a))
+		if _, err := io.ReadFull(r, buf[:4*n]); err != nil {
+			return nil, short(err)
+		}
+		for i := 0; i < n; i++ {
+			v := math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
+			if v-v != 0 {
+				return nil, fmt.Errorf("value %d is %g, not finite", len(a), v)
+			}
+			a = append(a, v)
+		}
+	}
+	return a, nil
+}
+
+func short(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+func formatErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %w", ErrFormat, fmt.Errorf(format, args...))
+}
+
+// Save writes q to path through a temporary file in the same directory,
+// synced and then renamed, so path never holds a partial file.
+func (q *Quantizer) Save(path string) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("opq: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = q.WriteTo(tmp); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("opq: %w", err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("opq: %w", err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("opq: %w", err)
+	}
+	return nil
+}
+
+// Load reads the quantizer file at path. Bytes after the checksum are an
+// error.
+func Load(path string) (*Quantizer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("opq: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<16)
+	q, err := read(br)
+	if err != nil {
+		return nil, fmt.Errorf("opq: %s: %w", path, err)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return nil, fmt.Errorf("opq: %s: %w", path, formatErr("data after the checksum"))
+	}
+	return q, nil
+}
+
+// IsFile reports whether the file at path starts with the quantizer magic.
+func IsFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [len(Magic)]byte
+	_, err = io.ReadFull(f, b[:])
+	return err == nil && string(b[:]) == Magic
+}
