@@ -169,9 +169,15 @@ func (q *Quantizer) standardizeTo(x, src []float32, first int) error {
 }
 
 // rotateTo sets y = x m for rows of Dim values and a Dim x Dim matrix m,
-// in column tiles of 64 so that every Sgemm call is serial.
+// in column tiles of 64 so that every Sgemm call is serial. When m is the
+// Quantizer's own rotation (or its transpose) and that is the identity, it
+// copies.
 func (q *Quantizer) rotateTo(y, x, m []float32, rows int) {
 	d := q.shape.Dim
+	if q.ident && (&m[0] == &q.rot[0] || &m[0] == &q.rotT[0]) {
+		copy(y[:rows*d], x[:rows*d])
+		return
+	}
 	for j := 0; j < d; j += 64 {
 		mulTo(y[j:], d, x, d, m[j:], d, rows, d, min(64, d-j))
 	}

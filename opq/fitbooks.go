@@ -46,7 +46,11 @@ func (f *fitter) rotation(idx []int) error {
 
 // final fits the codebooks on the states idx under the chosen rotation.
 func (f *fitter) final(idx []int) {
-	y := f.transform(idx, f.q.rot)
+	rot := f.q.rot
+	if f.cfg.Rotation == NoRotation {
+		rot = nil // the identity
+	}
+	y := f.transform(idx, rot)
 	books, _, mse := f.fitBooks(y, len(idx), f.cfg.Iterations, nil, streamFinal, "k-means")
 	copy(f.q.books, books)
 	f.q.info.Distortion = mse

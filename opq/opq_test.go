@@ -468,3 +468,27 @@ func TestSimStates(t *testing.T) {
 		t.Fatalf("held-out sim R^2 %.4f", qu.R2)
 	}
 }
+
+// TestIdentityShortcut checks that skipping the multiplication by an identity
+// rotation gives the codes and states of the full multiplication.
+func TestIdentityShortcut(t *testing.T) {
+	cfg := smallConfig()
+	cfg.Rotation = NoRotation
+	q := mustFit(t, synth(200, small, 13), cfg)
+	if !q.ident {
+		t.Fatal("a NoRotation quantizer does not know its rotation is the identity")
+	}
+	states := synth(30, small, 14)
+	fast := encodeAll(t, q, states)
+	rec := make([]float32, 30*small.StateLen())
+	q.NewEncoder().DecodeBatch(rec, fast)
+	q.ident = false
+	if slow := encodeAll(t, q, states); !bytes.Equal(fast, slow) {
+		t.Fatal("identity shortcut changed the codes")
+	}
+	rec2 := make([]float32, len(rec))
+	q.NewEncoder().DecodeBatch(rec2, fast)
+	if !equalBits(rec, rec2) {
+		t.Fatal("identity shortcut changed decoded states")
+	}
+}

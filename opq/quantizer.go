@@ -35,6 +35,7 @@ type Quantizer struct {
 	books  []float32 // (Books, Codewords, subDim): codeword c of book b at (b*Codewords+c)*subDim
 	booksT []float32 // (Books, subDim, Codewords): the same, transposed per book
 	norms  []float32 // (Books, Codewords): |codeword|^2
+	ident  bool      // rot is exactly the identity: rotations are copies
 }
 
 // Shape is the geometry of the states and codes.
@@ -112,9 +113,13 @@ func (q *Quantizer) derive() {
 		q.invStd[i] = 1 / s
 	}
 	d := q.shape.Dim
+	q.ident = true
 	for i := 0; i < d; i++ {
 		for k := 0; k < d; k++ {
 			q.rotT[k*d+i] = q.rot[i*d+k]
+			if (i == k) != (q.rot[i*d+k] == 1) || (i != k && q.rot[i*d+k] != 0) {
+				q.ident = false
+			}
 		}
 	}
 	k, sd := q.codewords, q.subDim

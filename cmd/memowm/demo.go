@@ -13,8 +13,9 @@ import (
 func runDemo(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("demo", "[--dir DIR]",
 		"Runs memowm on the embedded default: a small seeded sim world. For now it\n"+
-			"generates trajectories in Arrow and Parquet, reads them back and inspects them;\n"+
-			"quantisation, the world model and the coder join as they land.", stdout)
+			"generates trajectories in Arrow and Parquet, reads them back and inspects them,\n"+
+			"fits an OPQ quantizer and turns the states into codes; the world model and the\n"+
+			"coder join as they land.", stdout)
 	dir := fs.String("dir", "", "keep the files in DIR (default: a temporary directory, removed after)")
 	cfg := sim.DefaultConfig()
 	simFlags(fs, &cfg)
@@ -76,7 +77,35 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("demo: the Arrow and Parquet files differ")
 	}
 	fmt.Fprintf(stdout, "yes (every value compared)\n")
-	fmt.Fprintf(stdout, "\nnext in the pipeline (not built yet): OPQ codes, the world model, the arithmetic coder, memory files.\n")
+
+	// 4. OPQ: fit on the demo episodes, measure on held-out ones, quantize.
+	held := cfg
+	held.Episodes, held.Seed = max(1, cfg.Episodes/4), cfg.Seed+1000
+	evalPath := filepath.Join(out, "demo-heldout.arrow")
+	if _, err := sim.WriteFile(evalPath, held, nil); err != nil {
+		return err
+	}
+	states := cfg.Episodes * (cfg.Steps + 1)
+	cw := 64
+	for cw > 2 && cw > states {
+		cw /= 2
+	}
+	if states < cw {
+		return fmt.Errorf("demo: %d states are too few to fit a quantizer", states)
+	}
+	opqPath := filepath.Join(out, "demo.opq")
+	fmt.Fprintf(stdout, "\n== 4. fit an OPQ quantizer on %d states (%d codewords per codebook), measure it on %d held-out episodes\n",
+		states, cw, held.Episodes)
+	if err := runFitOPQ([]string{"--in", filepath.Join(out, "demo.arrow"), "--out", opqPath, "--eval", evalPath,
+		"--codewords", fmt.Sprint(cw), "--quiet"}, stdout, stderr); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\n== 5. quantize the episodes into codes\n")
+	if err := runQuantize([]string{"--opq", opqPath, "--in", filepath.Join(out, "demo.arrow"),
+		"--out", filepath.Join(out, "demo-codes.arrow"), "--quiet"}, stdout, stderr); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nnext in the pipeline (not built yet): the world model, the arithmetic coder, memory files.\n")
 	return nil
 }
 

@@ -1,0 +1,148 @@
+package opq
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func smallFile(t testing.TB) []byte {
+	t.Helper()
+	cfg := smallConfig()
+	cfg.Codewords = 4
+	cfg.Shape.Dim = 8
+	return fileBytes(t, mustFit(t, synth(30, cfg.Shape, 1), cfg))
+}
+
+// reseal recomputes the checksum of a modified file.
+func reseal(b []byte) []byte {
+	b = bytes.Clone(b)
+	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli))
+	return b
+}
+
+func TestReadTruncated(t *testing.T) {
+	b := smallFile(t)
+	for n := 0; n < len(b); n++ {
+		_, err := Read(bytes.NewReader(b[:n]))
+		if !errors.Is(err, ErrFormat) || !errors.Is(err, io.ErrUnexpectedEOF) || !strings.HasPrefix(err.Error(), "opq: ") {
+			t.Fatalf("prefix of %d of %d bytes: %v", n, len(b), err)
+		}
+	}
+}
+
+func TestReadDamaged(t *testing.T) {
+	b := smallFile(t)
+	for i := range b {
+		d := bytes.Clone(b)
+		d[i] ^= 0x10
+		if _, err := Read(bytes.NewReader(d)); !errors.Is(err, ErrFormat) {
+			t.Fatalf("byte %d flipped: %v", i, err)
+		}
+	}
+	cases := []struct {
+		name string
+		edit func([]byte) []byte
+		want string
+	}{
+		{"magic", func(b []byte) []byte { return append([]byte("PK\x03\x04xxxx"), b[8:]...) }, "wrong magic"},
+		{"version", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[8:], 2); return reseal(b) }, "format version 2 (this build reads version 1)"},
+		{"codewords", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[8+16:], 1); return reseal(b) }, "codewords 1 must be in 2..256"},
+		{"flags", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[8+20:], 6); return reseal(b) }, "flags 0x6"},
+		{"nan", func(b []byte) []byte {
+			binary.LittleEndian.PutUint32(b[8+96:], math.Float32bits(float32(math.NaN())))
+			return reseal(b)
+		}, "reading the mean: value 0 is NaN, not finite"},
+		{"std", func(b []byte) []byte {
+			binary.LittleEndian.PutUint32(b[8+96+4*32:], math.Float32bits(-1))
+			return reseal(b)
+		}, "std -1 of slot 0 channel 0 is not positive"},
+		{"checksum", func(b []byte) []byte { b[len(b)-1] ^= 1; return b }, "checksum mismatch"},
+		{"huge", func(b []byte) []byte {
+			// A header that claims a 8192-wide rotation, then ends.
+			h := b[:8+96]
+			binary.LittleEndian.PutUint32(h[8+4:], 1)     // slots
+			binary.LittleEndian.PutUint32(h[8+8:], 8192)  // dim
+			binary.LittleEndian.PutUint32(h[8+12:], 8192) // codes
+			return h
+		}, "reading the mean: unexpected EOF"},
+	}
+	for _, c := range cases {
+		_, err := Read(bytes.NewReader(c.edit(bytes.Clone(b))))
+		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	b := smallFile(t)
+	trailing := filepath.Join(dir, "trailing.opq")
+	os.WriteFile(trailing, append(bytes.Clone(b), 0), 0o644)
+	if _, err := Load(trailing); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "data after the checksum") || !strings.HasPrefix(err.Error(), "opq: "+trailing) {
+		t.Errorf("trailing byte: %v", err)
+	}
+	if _, err := Load(filepath.Join(dir, "missing.opq")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+	if IsFile(filepath.Join(dir, "missing.opq")) || IsFile(trailing+"x") {
+		t.Error("IsFile of a missing file")
+	}
+	// Save into a missing directory fails and leaves nothing.
+	q, err := Read(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Save(filepath.Join(dir, "no", "such", "dir.opq")); err == nil {
+		t.Error("Save into a missing directory succeeded")
+	}
+}
+
+// Read consumes exactly one quantizer, so files can be embedded in a bundle.
+func TestReadConsumesExactly(t *testing.T) {
+	b := smallFile(t)
+	r := bytes.NewReader(append(bytes.Clone(b), "tail"...))
+	if _, err := Read(r); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(r)
+	if string(rest) != "tail" {
+		t.Fatalf("Read left %q", rest)
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	b := smallFile(f)
+	f.Add(b)
+	f.Add(b[:200])
+	f.Add([]byte(Magic))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		q, err := Read(bytes.NewReader(data))
+		if err != nil {
+			if !errors.Is(err, ErrFormat) {
+				t.Fatalf("error %v does not wrap ErrFormat", err)
+			}
+			return
+		}
+		out := fileBytes(t, q)
+		if !bytes.Equal(out, data[:len(out)]) {
+			t.Fatal("a file that reads does not write back to the same bytes")
+		}
+		// Whatever was read encodes and decodes without panicking.
+		codes := make([]uint8, q.Shape().Codes)
+		rec := make([]float32, q.Shape().StateLen())
+		enc := q.NewEncoderWorkers(1)
+		if err := enc.DecodeBatch(rec, codes); err != nil {
+			t.Fatal(err)
+		}
+		_ = enc.EncodeBatch(codes, rec)
+	})
+}
