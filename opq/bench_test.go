@@ -27,28 +27,19 @@ func benchQuantizer(b *testing.B) (*Quantizer, [][]float32) {
 
 // BenchmarkEncode measures EncodeBatch on batches of 64 default-geometry
 // states with all cores.
-func BenchmarkEncode(b *testing.B) {
+func BenchmarkEncode(b *testing.B) { benchEncode(b, 0) }
+
+// BenchmarkEncodeOneWorker is BenchmarkEncode on one goroutine.
+func BenchmarkEncodeOneWorker(b *testing.B) { benchEncode(b, 1) }
+
+func benchEncode(b *testing.B, workers int) {
 	q, states := benchQuantizer(b)
 	src := flatten(states[:64])
 	dst := make([]uint8, 64*q.Shape().Codes)
 	enc := q.NewEncoder()
-	b.SetBytes(int64(len(src) * 4))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := enc.EncodeBatch(dst, src); err != nil {
-			b.Fatal(err)
-		}
+	if workers > 0 {
+		enc = q.NewEncoderWorkers(workers)
 	}
-	b.ReportMetric(float64(64*b.N)/b.Elapsed().Seconds(), "states/s")
-}
-
-// BenchmarkEncodeOneWorker is BenchmarkEncode on one goroutine.
-func BenchmarkEncodeOneWorker(b *testing.B) {
-	q, states := benchQuantizer(b)
-	src := flatten(states[:64])
-	dst := make([]uint8, 64*q.Shape().Codes)
-	enc := q.NewEncoderWorkers(1)
 	b.SetBytes(int64(len(src) * 4))
 	b.ReportAllocs()
 	b.ResetTimer()

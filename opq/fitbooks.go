@@ -126,7 +126,7 @@ func (f *fitter) fitBooks(y []float32, n, iters int, init []float32, stream uint
 
 		labels := bw.km.labels
 		if npts != pool {
-			bw.km.labels = growU8(bw.km.labels, pool)
+			bw.km.labels = grow(bw.km.labels, pool)
 			bw.km.assign(bw.pts, pool, sd, k) // every pool point under the final book
 			labels = bw.km.labels
 		}
@@ -145,7 +145,7 @@ func (f *fitter) fitBooks(y []float32, n, iters int, init []float32, stream uint
 // partialShuffle returns idx holding, in its first m entries, m distinct
 // draws from [0, n) (the start of a Fisher-Yates shuffle).
 func partialShuffle(idx []int, n, m int, rng *rand.Rand) []int {
-	idx = growInt(idx, n)
+	idx = grow(idx, n)
 	for i := range idx {
 		idx[i] = i
 	}

@@ -31,14 +31,14 @@ type kmeans struct {
 // Needs n >= k >= 2.
 func (km *kmeans) run(pts []float32, n, sd, k, iters int, init []float32, rng *rand.Rand) {
 	km.cent = grow(km.cent, k*sd)
-	km.labels = growU8(km.labels, n)
-	km.prev = growU8(km.prev, n)
+	km.labels = grow(km.labels, n)
+	km.prev = grow(km.prev, n)
 	km.centT = grow(km.centT, k*sd)
 	km.norms = grow(km.norms, k)
 	km.dots = grow(km.dots, serialRows*k)
-	km.dist = growF64(km.dist, n)
-	km.sums = growF64(km.sums, k*sd)
-	km.counts = growInt(km.counts, k)
+	km.dist = grow(km.dist, n)
+	km.sums = grow(km.sums, k*sd)
+	km.counts = grow(km.counts, k)
 
 	if init != nil {
 		copy(km.cent, init[:k*sd])
@@ -183,30 +183,11 @@ func equalU8(a, b []uint8) bool {
 	return true
 }
 
-func grow(s []float32, n int) []float32 {
+// grow returns s resized to n, reallocated only when its capacity is short.
+// The contents are not kept.
+func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]float32, n)
-	}
-	return s[:n]
-}
-
-func growF64(s []float64, n int) []float64 {
-	if cap(s) < n {
-		return make([]float64, n)
-	}
-	return s[:n]
-}
-
-func growU8(s []uint8, n int) []uint8 {
-	if cap(s) < n {
-		return make([]uint8, n)
-	}
-	return s[:n]
-}
-
-func growInt(s []int, n int) []int {
-	if cap(s) < n {
-		return make([]int, n)
+		return make([]T, n)
 	}
 	return s[:n]
 }
