@@ -1,5 +1,7 @@
 package entropy
 
+import "math"
+
 // The bridge: the one place where a floating-point distribution becomes the
 // integer frequency table that the retention rule and the coder read. Writer
 // and decoder must get identical tables from identical inputs on any
@@ -10,8 +12,10 @@ package entropy
 //     +Inf is ErrBadValue; -Inf is a weight of exactly 0.
 //  2. Weights w_i in float64: probs form w_i = float64(p_i); logits form
 //     w_i = Exp(float64(l_i) - float64(m)), m the largest logit, with this
-//     package's Exp. S = w_0 + w_1 + ... + w_{n-1}, summed left to right in
-//     float64. S = 0 is ErrZeroSum.
+//     package's Exp. S is their float64 sum in a fixed order: 8 partial sums
+//     s_r = w_r + w_{r+8} + w_{r+16} + ... (left to right), then
+//     S = ((s_0+s_1) + (s_2+s_3)) + ((s_4+s_5) + (s_6+s_7)). S = 0 is
+//     ErrZeroSum.
 //  3. scale = float64(2^prec) / S; x_i = float64(w_i*scale) (rounded, never
 //     fused); f_i = max(1, trunc(x_i + 0.5)) with the sum in float64, that is
 //     x_i rounded half up, then raised to 1.
@@ -44,18 +48,20 @@ func QuantizeProbsTo(dst []uint32, probs []float32, prec uint) ([]uint32, error)
 	if err != nil {
 		return dst, err
 	}
-	var sum float64
-	bad := false
+	// A probability is fine, or -0, when its sign bit is clear and adding
+	// 2^23 to its bits (one exponent step) leaves the sign bit clear: NaN and
+	// +Inf carry into it, negatives have it. No data-dependent branches.
+	var acc uint32
 	for _, p := range probs {
-		if p != p {
-			return dst, ErrNaN
+		u := math.Float32bits(p)
+		acc |= u | (u + 1<<23)
+	}
+	if acc>>31 != 0 { // something is negative, -0, NaN or infinite: look closer
+		if err := checkProbs(probs); err != nil {
+			return dst, err
 		}
-		bad = bad || p < 0 || p > maxFloat32
-		sum += float64(p)
 	}
-	if bad {
-		return dst, ErrBadValue
-	}
+	sum := sum8(probs)
 	if sum == 0 {
 		return dst, ErrZeroSum
 	}
@@ -73,13 +79,18 @@ func QuantizeLogitsTo(dst []uint32, logits []float32, prec uint) ([]uint32, erro
 	if err != nil {
 		return dst, err
 	}
-	m := float32(-maxFloat32)
+	// The largest logit, found as the max of order-preserving integer keys
+	// and NaN as the max of the magnitudes' bits: no data-dependent branches.
+	var maxKey, mag uint64
 	for _, l := range logits {
-		if l != l {
-			return dst, ErrNaN
-		}
-		m = max(m, l) // no NaN here, so max is plain comparison
+		u := math.Float32bits(l)
+		mag = maxBranchless(mag, uint64(u&0x7fffffff))
+		maxKey = maxBranchless(maxKey, orderKey(u))
 	}
+	if mag > 0x7f800000 {
+		return dst, ErrNaN
+	}
+	m := math.Float32frombits(orderBits(maxKey))
 	if m > maxFloat32 {
 		return dst, ErrBadValue
 	}
@@ -91,15 +102,15 @@ func QuantizeLogitsTo(dst []uint32, logits []float32, prec uint) ([]uint32, erro
 		w = make([]float64, n)
 	}
 	mf := float64(m)
-	var sum float64
 	for i, l := range logits {
-		var e float64 // -Inf (or anything more than 708 below m) weighs 0
-		if l >= -maxFloat32 {
-			e = Exp(float64(l) - mf)
+		x := float64(l) - mf // <= 0
+		e := 0.0             // for -Inf and anything 708 below m, as Exp
+		if x >= expMinNormal {
+			e = expKernel(x)
 		}
 		w[i] = e
-		sum += e
 	}
+	sum := sum8(w)
 	if sum == 0 {
 		return dst, ErrZeroSum
 	}
@@ -108,6 +119,43 @@ func QuantizeLogitsTo(dst []uint32, logits []float32, prec uint) ([]uint32, erro
 }
 
 const maxFloat32 = 3.40282346638528859811704183484516925440e+38
+
+// checkProbs is step 1 for probabilities, the slow way.
+func checkProbs(probs []float32) error {
+	bad := false
+	for _, p := range probs {
+		if p != p {
+			return ErrNaN
+		}
+		bad = bad || p < 0 || p > maxFloat32
+	}
+	if bad {
+		return ErrBadValue
+	}
+	return nil
+}
+
+// orderKey maps float32 bits to a key in [0, 2^32) that orders like the
+// floats (for non-NaN values; -0 sorts just below +0): negative floats have
+// their magnitude bits flipped, then the sign bit is flipped.
+func orderKey(u uint32) uint64 {
+	k := int32(u)
+	return uint64(uint32(k^(k>>31&0x7fffffff)) ^ 0x80000000)
+}
+
+// orderBits inverts orderKey.
+func orderBits(key uint64) uint32 {
+	k := int32(uint32(key) ^ 0x80000000)
+	return uint32(k ^ (k >> 31 & 0x7fffffff))
+}
+
+// maxBranchless returns max(a, b) for a, b < 2^63 without a branch (the
+// compiler turns the builtin max into a branch, which mispredicts on the
+// random data here).
+func maxBranchless(a, b uint64) uint64 {
+	d := int64(b) - int64(a)
+	return uint64(int64(a) + d&^(d>>63))
+}
 
 func checkShape(dst []uint32, n int, prec uint) ([]uint32, error) {
 	if prec-1 >= MaxPrecision {
@@ -122,27 +170,44 @@ func checkShape(dst []uint32, n int, prec uint) ([]uint32, error) {
 	return dst[:n], nil
 }
 
+// sum8 is step 2's sum: 8 interleaved partial sums combined pairwise.
+func sum8[F float32 | float64](w []F) float64 {
+	var s [8]float64
+	i := 0
+	for ; i+8 <= len(w); i += 8 {
+		s[0] += float64(w[i])
+		s[1] += float64(w[i+1])
+		s[2] += float64(w[i+2])
+		s[3] += float64(w[i+3])
+		s[4] += float64(w[i+4])
+		s[5] += float64(w[i+5])
+		s[6] += float64(w[i+6])
+		s[7] += float64(w[i+7])
+	}
+	for r := 0; i < len(w); i, r = i+1, r+1 {
+		s[r] += float64(w[i])
+	}
+	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
+}
+
 // quantize is steps 3 and 4 for weights w (all finite, >= 0) with sum > 0.
 func quantize[F float32 | float64](dst []uint32, w []F, sum float64, prec uint) {
 	total := uint64(1) << prec
 	scale := float64(total) / sum
 	var got uint64
-	mode, mf := 0, uint32(0)
+	dst = dst[:len(w)]
 	for i, wi := range w {
-		x := float64(float64(wi)*scale) + 0.5
-		f := uint32(1)
-		if x >= 2 {
-			f = uint32(x) // x <= 2^prec + 1: no overflow
-		}
+		x := float64(float64(wi)*scale) + 0.5 // in [0.5, 2^prec + 1]
+		f := uint32(x)
+		f |= (f - 1) >> 31 // 0 becomes 1; f <= 2^28+1 is otherwise unchanged
 		dst[i] = f
 		got += uint64(f)
-		if f > mf {
-			mode, mf = i, f
-		}
 	}
 	if got == total {
 		return
 	}
+	mode := Mode(dst)
+	mf := dst[mode]
 	if got < total {
 		dst[mode] += uint32(total - got)
 		return

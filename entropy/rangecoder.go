@@ -1,6 +1,9 @@
 package entropy
 
-import "io"
+import (
+	"io"
+	"math"
+)
 
 // Range coder with a 56-bit window, carry propagation and byte-wise output
 // (the LZMA "cache + pending 0xFF" scheme, Schindler style, widened from a
@@ -72,6 +75,7 @@ type Encoder struct {
 	cache   byte   // last top byte, waiting to see whether a carry reaches it
 	pending int64  // number of 0xFF bytes after cache, waiting likewise
 	first   bool   // cache holds the virtual leading zero byte
+	shifts  int64  // bytes shifted out of the window so far
 
 	buf     []byte    // bytes that are final but not yet handed to w
 	base    int       // len(buf) when the stream started (buffer form)
@@ -178,6 +182,7 @@ func (e *Encoder) renormalise() {
 
 // shiftLow moves the top byte of the window out (into cache or pending).
 func (e *Encoder) shiftLow() {
+	e.shifts++
 	if e.low < 0xFF<<topShift || e.low >= fullRange {
 		carry := byte(e.low >> windowBits)
 		if e.first {
@@ -231,8 +236,10 @@ func (e *Encoder) Close() error {
 	}
 	// V = ceil(low / 2^48) * 2^48 lies in [low, low+rng) because rng >= 2^48.
 	e.low = (e.low + (minRange - 1)) &^ (minRange - 1)
-	e.shiftLow() // V's top byte (with its carry) into the cache
-	e.shiftLow() // low is now 0: writes the cache
+	shifts := e.shifts
+	e.shiftLow()      // V's top byte (with its carry) into the cache
+	e.shiftLow()      // low is now 0: writes the cache
+	e.shifts = shifts // CodedBits excludes the flush
 	e.writeOut()
 	err := e.err
 	e.err = ErrClosed
@@ -248,6 +255,16 @@ func (e *Encoder) Len() int64 {
 		n -= int64(e.base)
 	}
 	return n
+}
+
+// CodedBits returns the exact information the stream holds so far, in bits,
+// before the flush: 8*(bytes shifted out) + log2(2^56/range). It is at least
+// the sum of the symbols' ideal code lengths; the excess is the coder's
+// rounding loss. It ignores the flush, also after Close, so after Close
+// 8*Len() - CodedBits() is the flush cost. It is for measurement (float64,
+// math.Log2).
+func (e *Encoder) CodedBits() float64 {
+	return float64(8*e.shifts) + windowBits - math.Log2(float64(e.rng))
 }
 
 // Bytes returns, for the buffer form, dst (from ResetBuffer, or empty)
