@@ -145,7 +145,7 @@ func EntropyBits(freq []uint32) float64 {
 	for _, f := range freq {
 		if f != 0 {
 			p := float64(f) / total
-			h -= p * math.Log2(p)
+			h -= float64(p * math.Log2(p))
 		}
 	}
 	return h

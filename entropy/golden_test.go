@@ -103,7 +103,7 @@ func goldenInputs() golden {
 		}
 		g.Exp = append(g.Exp, [2]string{hex64(x), ""})
 	}
-	for _, x := range []float64{0, -0.0, 1, -1, 0.5, -0.5, math.Ln2, -math.Ln2, 1e-9, -1e-9, 709.7, 710, -708.3, -708.4, -745, math.Inf(-1)} {
+	for _, x := range []float64{0, -0.0, 1, -1, 0.5, -0.5, math.Ln2, -math.Ln2, 1e-9, -1e-9, 709.7, 709.1, 709.78, 710, -708.3, -708.39, -708.4, -745, math.Inf(-1), math.Inf(1)} {
 		g.Exp = append(g.Exp, [2]string{hex64(x), ""})
 	}
 	for range 500 {
