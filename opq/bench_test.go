@@ -40,6 +40,7 @@ func benchEncode(b *testing.B, workers int) {
 	if workers > 0 {
 		enc = q.NewEncoderWorkers(workers)
 	}
+	enc.EncodeBatch(dst, src) // allocate the scratch
 	b.SetBytes(int64(len(src) * 4))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -57,6 +58,7 @@ func BenchmarkDecode(b *testing.B) {
 	codes := encodeAll(b, q, states[:64])
 	dst := make([]float32, 64*q.Shape().StateLen())
 	enc := q.NewEncoder()
+	enc.DecodeBatch(dst, codes) // allocate the scratch
 	b.SetBytes(int64(len(dst) * 4))
 	b.ReportAllocs()
 	b.ResetTimer()

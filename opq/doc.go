@@ -36,9 +36,10 @@
 //     outputs (codebooks, rows, columns) and never a sum, and every sum runs
 //     in a fixed order.
 //   - Encode gives the same codes for any GOMAXPROCS and batch size. Its
-//     arithmetic is float32 with a fixed order of operations (gonum's serial
-//     Sgemm kernels, products rounded before they are added); nearest means
-//     the smallest |c|^2 - 2<y,c>, the lowest index on ties.
+//     arithmetic is float32 with a fixed order of operations (internal/f32's
+//     MulTo: products rounded before they are added, AVX2 and the plain loop
+//     bit-identical); nearest means the smallest |c|^2 - 2<y,c>, the lowest
+//     index on ties.
 //   - Codes are the data that the rest of memowm keeps exact: a memory file
 //     stores them and its decoder never re-encodes a state, so float
 //     differences between architectures in Encode or Decode cannot desync a

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 )
 
-// chunkRows is how many slot rows an Encoder transforms at a time: small
-// enough for gonum's serial Sgemm path (see serialRows) and for L2 caches.
+// chunkRows is how many slot rows an Encoder transforms at a time: a few
+// states, whose rows and a 64-column tile of the rotation stay in L2.
 const chunkRows = 128
 
 // Encoder encodes and decodes batches of states with reusable scratch. It is
@@ -169,7 +169,7 @@ func (q *Quantizer) standardizeTo(x, src []float32, first int) error {
 }
 
 // rotateTo sets y = x m for rows of Dim values and a Dim x Dim matrix m,
-// in column tiles of 64 so that every Sgemm call is serial. When m is the
+// in column tiles of 64 that stay in L2 across the rows. When m is the
 // Quantizer's own rotation (or its transpose) and that is the identity, it
 // copies.
 func (q *Quantizer) rotateTo(y, x, m []float32, rows int) {

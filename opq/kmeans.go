@@ -13,7 +13,7 @@ type kmeans struct {
 
 	centT  []float32 // (sd, k)
 	norms  []float32 // (k)
-	dots   []float32 // (serialRows, k)
+	dots   []float32 // (assignRows, k)
 	dist   []float64 // (n) for seeding and repair
 	sums   []float64 // (k, sd)
 	counts []int     // (k)
@@ -35,7 +35,7 @@ func (km *kmeans) run(pts []float32, n, sd, k, iters int, init []float32, rng *r
 	km.prev = grow(km.prev, n)
 	km.centT = grow(km.centT, k*sd)
 	km.norms = grow(km.norms, k)
-	km.dots = grow(km.dots, serialRows*k)
+	km.dots = grow(km.dots, assignRows*k)
 	km.dist = grow(km.dist, n)
 	km.sums = grow(km.sums, k*sd)
 	km.counts = grow(km.counts, k)
@@ -104,8 +104,8 @@ func (km *kmeans) seed(pts []float32, n, sd, k int, rng *rand.Rand) {
 func (km *kmeans) assign(pts []float32, n, sd, k int) {
 	transposeBook(km.centT, km.cent, k, sd)
 	centroidNorms(km.norms, km.cent, k, sd)
-	for lo := 0; lo < n; lo += serialRows {
-		m := min(serialRows, n-lo)
+	for lo := 0; lo < n; lo += assignRows {
+		m := min(assignRows, n-lo)
 		nearest(km.labels[lo:], 1, nil, pts[lo*sd:], sd, m, sd, km.centT[:k*sd], km.norms[:k], km.dots)
 	}
 }

@@ -1,29 +1,16 @@
 package opq
 
-import (
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/gonum"
-)
+import "github.com/memowm/memowm/internal/f32"
 
-// impl is gonum's pure-Go BLAS. Its Sgemm without transposes accumulates
-// every output element over the inner dimension in index order, one product
-// rounded and then added at a time (SSE on amd64, no fused multiply-add), and
-// splits work between goroutines by output blocks only; so results do not
-// depend on GOMAXPROCS, on the number of rows in a call, or on whether it
-// runs serially or in parallel.
-var impl gonum.Implementation
-
-// serialRows is the largest row count for which Sgemm with at most 64
-// columns stays on its serial path (fewer than 4 blocks of 64x64), so that a
-// call allocates nothing and starts no goroutine.
-const serialRows = 192
+// assignRows is how many points k-means assigns per call of nearest.
+const assignRows = 192
 
 // mulTo sets c (n x k, stride ldc) = a (n x inner, stride lda) * b (inner x k,
-// stride ldb). It is the plain loop
+// stride ldb), every element summed over l in order as f32.MulTo documents:
 //
 //	for i, j: c[i][j] = 0; for l in 0..inner-1: c[i][j] += float32(a[i][l]*b[l][j])
 func mulTo(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, n, inner, k int) {
-	impl.Sgemm(blas.NoTrans, blas.NoTrans, n, k, inner, 1, a, lda, b, ldb, 0, c, ldc)
+	f32.MulTo(c, ldc, a, lda, b, ldb, n, inner, k)
 }
 
 // nearest sets codes[i*codeStride] to the index of the codeword of (bookT,

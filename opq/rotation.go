@@ -6,8 +6,12 @@ import (
 	"sort"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
 	"gonum.org/v1/gonum/mat"
 )
+
+// impl is gonum's pure-Go BLAS, for the float64 products of fitting.
+var impl gonum.Implementation
 
 // gramChunk is the number of rows converted to float64 per Dgemm call.
 const gramChunk = 256

@@ -326,8 +326,15 @@ func inspectOPQ(path string, asJSON bool, stdout io.Writer) error {
 		q.Shape().Slots, q.Shape().Dim, q.Shape().Codes, q.Codewords(), q.Bits())
 	fmt.Fprintf(stdout, "subspaces     %d per slot, %d dims each\n", q.Subspaces(), q.SubDim())
 	fmt.Fprintf(stdout, "codebooks     %d, %s\n", q.Books(), books)
-	fmt.Fprintf(stdout, "rotation      %s, %d OPQ rounds (%d Lloyd iterations each), from %d states at most\n",
-		info.Rotation, info.Rounds, info.RoundIterations, info.RotationStates)
+	switch {
+	case info.Rotation == opq.NoRotation:
+		fmt.Fprintf(stdout, "rotation      none (the identity)\n")
+	case info.Rounds == 0:
+		fmt.Fprintf(stdout, "rotation      pca, no OPQ rounds, from %d states at most\n", info.RotationStates)
+	default:
+		fmt.Fprintf(stdout, "rotation      pca + %d OPQ rounds (%d Lloyd iterations each), from %d states at most\n",
+			info.Rounds, info.RoundIterations, info.RotationStates)
+	}
 	fmt.Fprintf(stdout, "k-means       %d iterations, at most %d points per centroid, seed %d\n", info.Iterations, info.MaxPointsPerCentroid, info.Seed)
 	fmt.Fprintf(stdout, "training      %d states, distortion %.4f per standardised value\n", info.TrainStates, info.Distortion)
 	return nil
