@@ -223,10 +223,12 @@ func NewContextModel(coords, contexts, alphabet int, opts ...AdaptiveOption) (*C
 	}, nil
 }
 
-// k returns the counts of (coord, ctx); out-of-range indices panic.
+// k returns the counts of (coord, ctx); out-of-range indices panic (a shape
+// mistake of the caller, never a property of the input stream).
 func (m *ContextModel) k(coord, ctx int) counts {
-	if ctx < 0 || ctx >= m.contexts {
-		panic(fmt.Sprintf("entropy: context %d out of range [0, %d)", ctx, m.contexts))
+	if ctx < 0 || ctx >= m.contexts || coord < 0 || coord >= len(m.extra)/m.contexts {
+		panic(fmt.Sprintf("entropy: coordinate %d or context %d out of range [0, %d) x [0, %d)",
+			coord, ctx, len(m.extra)/m.contexts, m.contexts))
 	}
 	i := coord*m.contexts + ctx
 	return counts{m.c[i*m.alphabet : (i+1)*m.alphabet], &m.extra[i]}
