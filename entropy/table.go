@@ -28,16 +28,17 @@ func CumulativeTo(dst, freq []uint32) []uint32 {
 // index in range, never a panic, as long as len(cum) >= 2. It is a binary
 // search: about log2(n) steps.
 func Lookup(cum []uint32, t uint32) int {
-	lo, hi := 0, len(cum)-1 // invariant: answer in [lo, hi)
-	for hi-lo > 1 {
-		mid := int(uint(lo+hi) >> 1)
-		if cum[mid] <= t {
-			lo = mid
-		} else {
-			hi = mid
+	// Branch-free binary search (the compiler emits a conditional move):
+	// the answer stays in [base, base+n).
+	base, n := 0, len(cum)-1
+	for n > 1 {
+		half := n >> 1
+		if cum[base+half] <= t {
+			base += half
 		}
+		n -= half
 	}
-	return lo
+	return base
 }
 
 // Mode returns the index of the largest frequency, the lowest such index on
