@@ -66,7 +66,7 @@ func expKernel(x float64) float64 {
 	q := r + (float64(r2*(0.5+float64(r*(1.0/6)))) + float64(float64(r2*r2)*(1.0/24+float64(r*(1.0/120)))))
 	t := math.Float64frombits(exp2Table[n&63])
 	y := t + float64(t*q)
-	k := n >> 6 // in [-1022, 1024]
+	k := n >> 6   // in [-1022, 1024]
 	if k > 1023 { // x in (709.09, 709.78]: 2^k itself would overflow
 		return float64(y*2) * 0x1p1023
 	}
