@@ -78,14 +78,21 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "yes (every value compared)\n")
 
-	// 4. OPQ: fit on the demo episodes, measure on held-out ones, quantize.
-	held := cfg
+	// 4. OPQ: fit on a larger training set of the same world, measure on
+	// held-out episodes.
+	train, held := cfg, cfg
+	train.Episodes, train.Seed = 5*cfg.Episodes, cfg.Seed+2000
 	held.Episodes, held.Seed = max(1, cfg.Episodes/4), cfg.Seed+1000
-	evalPath := filepath.Join(out, "demo-heldout.arrow")
-	if _, err := sim.WriteFile(evalPath, held, nil); err != nil {
-		return err
+	trainPath, evalPath := filepath.Join(out, "demo-train.arrow"), filepath.Join(out, "demo-heldout.arrow")
+	for _, f := range []struct {
+		path string
+		cfg  sim.Config
+	}{{trainPath, train}, {evalPath, held}} {
+		if _, err := sim.WriteFile(f.path, f.cfg, nil); err != nil {
+			return err
+		}
 	}
-	states := cfg.Episodes * (cfg.Steps + 1)
+	states := train.Episodes * (train.Steps + 1)
 	cw := 64
 	for cw > 2 && cw > states {
 		cw /= 2
@@ -94,9 +101,9 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("demo: %d states are too few to fit a quantizer", states)
 	}
 	opqPath := filepath.Join(out, "demo.opq")
-	fmt.Fprintf(stdout, "\n== 4. fit an OPQ quantizer on %d states (%d codewords per codebook), measure it on %d held-out episodes\n",
-		states, cw, held.Episodes)
-	if err := runFitOPQ([]string{"--in", filepath.Join(out, "demo.arrow"), "--out", opqPath, "--eval", evalPath,
+	fmt.Fprintf(stdout, "\n== 4. fit an OPQ quantizer on %d training episodes (%d states, %d codewords per codebook), measure it on %d held-out episodes\n",
+		train.Episodes, states, cw, held.Episodes)
+	if err := runFitOPQ([]string{"--in", trainPath, "--out", opqPath, "--eval", evalPath,
 		"--codewords", fmt.Sprint(cw), "--quiet"}, stdout, stderr); err != nil {
 		return err
 	}
