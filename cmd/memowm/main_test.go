@@ -93,7 +93,7 @@ func TestBadInput(t *testing.T) {
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"help"}, {"-h"}, {"sim", "-h"}, {"inspect", "-h"}, {"demo", "-h"}, {"help", "sim"}} {
 		code, out, _ := memowm(t, args...)
-		if code != 0 || !strings.Contains(out, "Usage") {
+		if code != 0 || strings.Count(out, "Usage") != 1 {
 			t.Errorf("%v: status %d, output %q", args, code, out)
 		}
 	}
