@@ -18,7 +18,7 @@ import (
 // The file format, version 1, little-endian throughout:
 //
 //	magic    [8]byte  "\x89OPQ\r\n\x1a\n"
-//	header   fileHeader (88 bytes)
+//	header   fileHeader (96 bytes)
 //	mean     [Slots*Dim]float32
 //	std      [Slots*Dim]float32
 //	rotation [Dim*Dim]float32, row-major, y = x R
