@@ -79,18 +79,19 @@ func QuantizeLogitsTo(dst []uint32, logits []float32, prec uint) ([]uint32, erro
 	if err != nil {
 		return dst, err
 	}
-	// The largest logit, found as the max of order-preserving integer keys
-	// and NaN as the max of the magnitudes' bits: no data-dependent branches.
-	var maxKey, mag uint64
+	// NaN: magnitude bits above +Inf's, found by a carry into bit 31 (no
+	// branch). The max skips NaN, as comparisons with NaN are false.
+	var acc uint32
+	m := float32(math.Inf(-1))
 	for _, l := range logits {
-		u := math.Float32bits(l)
-		mag = maxBranchless(mag, uint64(u&0x7fffffff))
-		maxKey = maxBranchless(maxKey, orderKey(u))
+		acc |= math.Float32bits(l)&0x7fffffff + 0x007fffff
+		if l > m {
+			m = l
+		}
 	}
-	if mag > 0x7f800000 {
+	if acc>>31 != 0 {
 		return dst, ErrNaN
 	}
-	m := math.Float32frombits(orderBits(maxKey))
 	if m > maxFloat32 {
 		return dst, ErrBadValue
 	}
@@ -133,28 +134,6 @@ func checkProbs(probs []float32) error {
 		return ErrBadValue
 	}
 	return nil
-}
-
-// orderKey maps float32 bits to a key in [0, 2^32) that orders like the
-// floats (for non-NaN values; -0 sorts just below +0): negative floats have
-// their magnitude bits flipped, then the sign bit is flipped.
-func orderKey(u uint32) uint64 {
-	k := int32(u)
-	return uint64(uint32(k^(k>>31&0x7fffffff)) ^ 0x80000000)
-}
-
-// orderBits inverts orderKey.
-func orderBits(key uint64) uint32 {
-	k := int32(uint32(key) ^ 0x80000000)
-	return uint32(k ^ (k >> 31 & 0x7fffffff))
-}
-
-// maxBranchless returns max(a, b) for a, b < 2^63 without a branch (the
-// compiler turns the builtin max into a branch, which mispredicts on the
-// random data here).
-func maxBranchless(a, b uint64) uint64 {
-	d := int64(b) - int64(a)
-	return uint64(int64(a) + d&^(d>>63))
 }
 
 func checkShape(dst []uint32, n int, prec uint) ([]uint32, error) {
