@@ -1,0 +1,70 @@
+package worldmodel
+
+import "github.com/memowm/memowm/internal/f32"
+
+// attnScratch is one goroutine's attention scratch.
+type attnScratch struct {
+	kt []float32 // (hd, T) one head's keys, transposed
+	sc []float32 // (S, T) one query block's scores, then probabilities
+}
+
+// attentionHead computes one head of block-causal attention for one history
+// of n blocks (T = n*S token rows starting at qkv row 0) and writes the head's
+// output columns [h*hd, (h+1)*hd) of out for query blocks [from, n). Query
+// block i writes out rows (i-from)*S .. (i-from+1)*S (stride W).
+//
+// Query block i attends to the keys of blocks 0..i (all slots of its own
+// block, none of a later one):
+//
+//	s[q][k] = (Q[q] . K[k]) * scale         scale = 1/sqrt(hd), dot left to right
+//	p[q][k] = e^(s[q][k] - max_k s[q][k]) / sum_k (...)   (sum left to right)
+//	out[q]  = sum_k p[q][k] V[k]            (k left to right)
+//
+// qkv is (T, 3W): q | k | v columns. Padding blocks are never part of the
+// input, so no mask value enters the sums.
+func (c *Config) attentionHead(out []float32, qkv []float32, n, h, from int, s *attnScratch) {
+	S, W, hd := c.Slots, c.Width(), c.HeadDim()
+	T := n * S
+	W3 := 3 * W
+	if cap(s.kt) < hd*T {
+		s.kt = make([]float32, hd*c.MaxHistory*S)
+	}
+	if cap(s.sc) < S*T {
+		s.sc = make([]float32, S*c.MaxHistory*S)
+	}
+	kt, sc := s.kt[:hd*T], s.sc[:S*T]
+	ko := W + h*hd
+	for t := 0; t < T; t++ {
+		kr := qkv[t*W3+ko : t*W3+ko+hd]
+		for d, v := range kr {
+			kt[d*T+t] = v
+		}
+	}
+	scale := 1 / sqrtf(float32(hd))
+	for i := from; i < n; i++ {
+		K := (i + 1) * S
+		f32.MulTo(sc, T, qkv[i*S*W3+h*hd:], W3, kt, T, S, hd, K)
+		for q := 0; q < S; q++ {
+			row := sc[q*T : q*T+K]
+			mx := float32(row[0] * scale)
+			for k, v := range row {
+				v = float32(v * scale)
+				row[k] = v
+				if v > mx {
+					mx = v
+				}
+			}
+			var sum float32
+			for k, v := range row {
+				e := expf(v - mx)
+				row[k] = e
+				sum += e
+			}
+			inv := 1 / sum
+			for k, v := range row {
+				row[k] = float32(v * inv)
+			}
+		}
+		f32.MulTo(out[(i-from)*S*W+h*hd:], W, sc, T, qkv[2*W+h*hd:], W3, S, K, hd)
+	}
+}

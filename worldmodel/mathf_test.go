@@ -1,0 +1,75 @@
+package worldmodel
+
+import (
+	"math"
+	"testing"
+)
+
+func ulps32(a, b float32) int64 {
+	ia, ib := int64(int32(math.Float32bits(a))), int64(int32(math.Float32bits(b)))
+	if ia < 0 {
+		ia = math.MinInt32 - ia
+	}
+	if ib < 0 {
+		ib = math.MinInt32 - ib
+	}
+	d := ia - ib
+	if d < 0 {
+		d = -d
+	}
+	return d
+}
+
+// TestMathf holds the package's own functions to the tolerances stated in
+// mathf.go, against the standard library in float64.
+func TestMathf(t *testing.T) {
+	var worstExp int64
+	var worstTanh, worstSig, worstLog float64
+	for i := -200000; i <= 200000; i++ {
+		x := float32(i) / 2000 // [-100, 100]
+		if x >= -86.5 && x <= 88 {
+			want := float32(math.Exp(float64(x)))
+			if d := ulps32(expf(x), want); d > worstExp {
+				worstExp = d
+				if d > 2 {
+					t.Fatalf("expf(%g) = %g, want %g (%d ulp)", x, expf(x), want, d)
+				}
+			}
+		}
+		if d := math.Abs(float64(tanhf(x)) - math.Tanh(float64(x))); d > worstTanh {
+			worstTanh = d
+			if d > 3e-7 {
+				t.Fatalf("tanhf(%g) = %g, want %g", x, tanhf(x), math.Tanh(float64(x)))
+			}
+		}
+		want := 1 / (1 + math.Exp(-float64(x)))
+		if d := math.Abs(float64(sigmoidf(x)) - want); d > worstSig {
+			worstSig = d
+			if d > 3e-7 {
+				t.Fatalf("sigmoidf(%g) = %g, want %g", x, sigmoidf(x), want)
+			}
+		}
+		if x >= 0 {
+			want := math.Log1p(float64(x))
+			if d := math.Abs(float64(log1pf(x))-want) / math.Max(want, 1e-30); x > 0 && d > worstLog {
+				worstLog = d
+				if d > 2e-7 {
+					t.Fatalf("log1pf(%g) = %g, want %g", x, log1pf(x), want)
+				}
+			}
+		}
+	}
+	t.Logf("worst: expf %d ulp, tanhf %.2g abs, sigmoidf %.2g abs, log1pf %.2g rel", worstExp, worstTanh, worstSig, worstLog)
+	if expf(-87) != 0 || !math.IsInf(float64(expf(89)), 1) || expf(0) != 1 {
+		t.Error("expf special cases")
+	}
+	if nan := float32(math.NaN()); expf(nan) == expf(nan) || tanhf(nan) == tanhf(nan) {
+		t.Error("NaN in should give NaN out")
+	}
+	if tanhf(20) != 1 || tanhf(-20) != -1 || tanhf(0) != 0 {
+		t.Error("tanhf special cases")
+	}
+	if g := geluf(3); math.Abs(float64(g)-2.99636) > 1e-4 {
+		t.Errorf("geluf(3) = %g", g)
+	}
+}
