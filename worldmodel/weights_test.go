@@ -1,0 +1,116 @@
+package worldmodel
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWeightsRoundTrip(t *testing.T) {
+	m := tinyModel(t, 11)
+	var buf bytes.Buffer
+	n, err := m.WriteTo(&buf)
+	if err != nil || n != int64(buf.Len()) {
+		t.Fatalf("WriteTo: %d bytes, %v (buffer %d)", n, err, buf.Len())
+	}
+	// Read consumes exactly the file: what follows stays in the reader.
+	buf.WriteString("TRAILER")
+	got, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rest := buf.String(); rest != "TRAILER" {
+		t.Fatalf("Read left %q", rest)
+	}
+	if got.Config() != m.Config() || diffAt(got.p.Data, m.p.Data) >= 0 {
+		t.Fatal("round trip changed the model")
+	}
+	// Writing twice gives identical bytes.
+	var a, b bytes.Buffer
+	m.WriteTo(&a)
+	got.WriteTo(&b)
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("rewriting changed the bytes")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "wm.bin")
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(path)
+	if err != nil || diffAt(l.p.Data, m.p.Data) >= 0 {
+		t.Fatalf("Load: %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("Save left %d files", len(entries))
+	}
+	os.WriteFile(path, append(a.Bytes(), 0), 0o644)
+	if _, err := Load(path); !errors.Is(err, ErrFormat) {
+		t.Errorf("trailing byte: %v", err)
+	}
+}
+
+func TestWeightsDamage(t *testing.T) {
+	m := tinyModel(t, 12)
+	var buf bytes.Buffer
+	m.WriteTo(&buf)
+	file := buf.Bytes()
+	for _, cut := range []int{0, 3, 8, 15, 16, 40, 400, len(file) / 2, len(file) - 1} {
+		_, err := Read(bytes.NewReader(file[:cut]))
+		if !errors.Is(err, ErrFormat) || !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("truncated at %d: %v", cut, err)
+		}
+	}
+	flip := func(i int, mask byte) []byte {
+		d := append([]byte(nil), file...)
+		d[i] ^= mask
+		return d
+	}
+	cases := []struct {
+		name string
+		data []byte
+		want error
+	}{
+		{"magic", flip(0, 1), ErrFormat},
+		{"version", flip(8, 2), ErrVersion},
+		{"config length", flip(13, 0x10), ErrFormat},
+		{"config json", flip(17, 0x40), ErrFormat},
+		{"tensor bit", flip(len(file)-100, 0x01), ErrChecksum},
+		{"crc", flip(len(file)-1, 0x80), ErrChecksum},
+	}
+	for _, tc := range cases {
+		if _, err := Read(bytes.NewReader(tc.data)); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+	}
+	if _, err := Load(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("missing file loaded")
+	}
+}
+
+// FuzzRead: Read never panics and either fails or returns a model that
+// writes back to the bytes it consumed.
+func FuzzRead(f *testing.F) {
+	m := tinyModel(f, 13)
+	var buf bytes.Buffer
+	m.WriteTo(&buf)
+	f.Add(buf.Bytes())
+	f.Add(buf.Bytes()[:100])
+	f.Add([]byte("MEMOWMWM\x01\x00\x00\x00\x02\x00\x00\x00{}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r := bytes.NewReader(data)
+		got, err := Read(r)
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		got.WriteTo(&out)
+		if !bytes.Equal(out.Bytes(), data[:len(data)-r.Len()]) {
+			t.Fatal("accepted file does not write back to itself")
+		}
+	})
+}
