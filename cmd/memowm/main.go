@@ -36,6 +36,7 @@ func init() {
 		{"fit", "STAGE --in TRAIN --out FILE [flags]", "fit a part of the model (opq) from training trajectories", runFit},
 		{"quantize", "--opq OPQFILE --in TRAJ --out CODES", "encode states into OPQ codes", runQuantize},
 		{"inspect", "FILE [--json]", "show what a trajectory or quantizer file holds", runInspect},
+		{"model", "info|init [flags]", "show a world-model preset's parameters and speed; write random weights", runModel},
 		{"help", "[VERB]", "show help for memowm or a verb", runHelp},
 	}
 }
