@@ -1,0 +1,181 @@
+package codec
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/memowm/memowm/model"
+)
+
+// Format constants.
+const (
+	Magic    = "\x89MWM\r\n\x1a\n"
+	EndMagic = "MWMEND\r\n"
+	Version  = 1
+)
+
+// Errors. Each is wrapped with the file and, where it applies, the episode.
+var (
+	// ErrFormat: the data is not a valid memory file, or is damaged.
+	ErrFormat = errors.New("not a valid memory file")
+	// ErrBundle: the memory file was written with another model bundle.
+	ErrBundle = errors.New("written with another model bundle")
+	// ErrDesync: an episode decoded to codes whose checksum differs from the
+	// writer's: the file is damaged or the decoder computes differently.
+	ErrDesync = errors.New("reconstructed codes do not match the writer's checksum")
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+const (
+	headerLen = 8 + 4 + 32 + 16 + 4*4 + 4 + 4 + 4 // ... + crc
+	footerLen = 8 + 8 + 8
+	indexRow  = 8 + 8 + 8 + 4 + 8 + 8 + 8
+	// sectionHead is id, observations, payload length.
+	sectionHead = 8 + 4 + 4
+	// sectionTail is the codes CRC and the section CRC.
+	sectionTail = 4 + 4
+)
+
+// Header is a memory file's header.
+type Header struct {
+	Bundle    [32]byte // SHA-256 of the model bundle
+	Profile   string   // inference profile, at most 16 bytes
+	Precision uint     // table precision
+	Slots     int
+	Subspaces int
+	Codewords int
+	Policy    model.Policy // the retention policy the writer used
+}
+
+// Coords is the number of coordinates per state.
+func (h *Header) Coords() int { return h.Slots * h.Subspaces }
+
+// codeBits is ceil(log2 Codewords).
+func (h *Header) codeBits() int {
+	b := 0
+	for 1<<b < h.Codewords {
+		b++
+	}
+	return b
+}
+
+func policyCode(p model.Policy) (uint32, uint32) {
+	if p.Kind == model.MinEntropy {
+		return 1, p.MinEntropyQ16
+	}
+	return 0, 0
+}
+
+func (h *Header) marshal() []byte {
+	b := make([]byte, 0, headerLen)
+	b = append(b, Magic...)
+	b = binary.LittleEndian.AppendUint32(b, Version)
+	b = append(b, h.Bundle[:]...)
+	var prof [16]byte
+	copy(prof[:], h.Profile)
+	b = append(b, prof[:]...)
+	for _, v := range []int{int(h.Precision), h.Slots, h.Subspaces, h.Codewords} {
+		b = binary.LittleEndian.AppendUint32(b, uint32(v))
+	}
+	kind, param := policyCode(h.Policy)
+	b = binary.LittleEndian.AppendUint32(b, kind)
+	b = binary.LittleEndian.AppendUint32(b, param)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+func parseHeader(b []byte) (*Header, error) {
+	if len(b) < headerLen {
+		return nil, fmt.Errorf("%w: %d bytes, shorter than a header", ErrFormat, len(b))
+	}
+	b = b[:headerLen]
+	if string(b[:8]) != Magic {
+		return nil, fmt.Errorf("%w: wrong magic %q", ErrFormat, b[:8])
+	}
+	if got, want := binary.LittleEndian.Uint32(b[headerLen-4:]), crc32.Checksum(b[:headerLen-4], castagnoli); got != want {
+		return nil, fmt.Errorf("%w: header checksum mismatch", ErrFormat)
+	}
+	if v := binary.LittleEndian.Uint32(b[8:]); v != Version {
+		return nil, fmt.Errorf("%w: format version %d (this build reads version %d)", ErrFormat, v, Version)
+	}
+	h := &Header{}
+	copy(h.Bundle[:], b[12:44])
+	prof := b[44:60]
+	n := 0
+	for n < len(prof) && prof[n] != 0 {
+		n++
+	}
+	h.Profile = string(prof[:n])
+	u := func(i int) uint32 { return binary.LittleEndian.Uint32(b[60+4*i:]) }
+	h.Precision, h.Slots, h.Subspaces, h.Codewords = uint(u(0)), int(u(1)), int(u(2)), int(u(3))
+	switch kind, param := u(4), u(5); kind {
+	case 0:
+		h.Policy = model.Policy{Kind: model.KeepAll}
+		if param != 0 {
+			return nil, fmt.Errorf("%w: keep-all policy with a parameter", ErrFormat)
+		}
+	case 1:
+		h.Policy = model.Policy{Kind: model.MinEntropy, MinEntropyQ16: param}
+	default:
+		return nil, fmt.Errorf("%w: unknown policy %d", ErrFormat, kind)
+	}
+	if h.Precision < 8 || h.Precision > 28 || h.Slots < 1 || h.Subspaces < 1 || h.Codewords < 2 || h.Codewords > 256 ||
+		h.Slots > 1<<16 || h.Subspaces > 1<<16 || h.Coords() > 1<<20 {
+		return nil, fmt.Errorf("%w: geometry %dx%d, %d codewords, precision %d out of range", ErrFormat, h.Slots, h.Subspaces, h.Codewords, h.Precision)
+	}
+	return h, nil
+}
+
+// indexEntry locates and summarises one episode.
+type indexEntry struct {
+	ID           int64
+	Offset       uint64 // of the section
+	Length       uint64 // of the section
+	Observations uint32
+	Kept         uint64 // kept coordinates over t >= 1
+	StateQ16     uint64 // ideal bits of the states (z_0 raw plus kept codes), Q16
+	ActionQ16    uint64 // ideal bits of the actions, Q16
+}
+
+func marshalIndex(rows []indexEntry) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, uint32(len(rows)))
+	for _, r := range rows {
+		b = binary.LittleEndian.AppendUint64(b, uint64(r.ID))
+		b = binary.LittleEndian.AppendUint64(b, r.Offset)
+		b = binary.LittleEndian.AppendUint64(b, r.Length)
+		b = binary.LittleEndian.AppendUint32(b, r.Observations)
+		b = binary.LittleEndian.AppendUint64(b, r.Kept)
+		b = binary.LittleEndian.AppendUint64(b, r.StateQ16)
+		b = binary.LittleEndian.AppendUint64(b, r.ActionQ16)
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+func parseIndex(b []byte) ([]indexEntry, error) {
+	if len(b) < 8 {
+		return nil, fmt.Errorf("%w: index of %d bytes", ErrFormat, len(b))
+	}
+	if got, want := binary.LittleEndian.Uint32(b[len(b)-4:]), crc32.Checksum(b[:len(b)-4], castagnoli); got != want {
+		return nil, fmt.Errorf("%w: index checksum mismatch", ErrFormat)
+	}
+	n := int(binary.LittleEndian.Uint32(b))
+	if len(b) != 4+n*indexRow+4 {
+		return nil, fmt.Errorf("%w: index of %d bytes for %d episodes", ErrFormat, len(b), n)
+	}
+	rows := make([]indexEntry, n)
+	p := b[4:]
+	for i := range rows {
+		r := &rows[i]
+		r.ID = int64(binary.LittleEndian.Uint64(p))
+		r.Offset = binary.LittleEndian.Uint64(p[8:])
+		r.Length = binary.LittleEndian.Uint64(p[16:])
+		r.Observations = binary.LittleEndian.Uint32(p[24:])
+		r.Kept = binary.LittleEndian.Uint64(p[28:])
+		r.StateQ16 = binary.LittleEndian.Uint64(p[36:])
+		r.ActionQ16 = binary.LittleEndian.Uint64(p[44:])
+		p = p[indexRow:]
+	}
+	return rows, nil
+}

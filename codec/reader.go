@@ -1,0 +1,296 @@
+package codec
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+
+	"github.com/memowm/memowm/entropy"
+	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/trajectory"
+	"github.com/memowm/memowm/worldmodel"
+)
+
+// Reader reads a memory file: its header and index on Open, an episode's
+// section only when it is decoded.
+type Reader struct {
+	path  string
+	f     io.ReaderAt
+	c     io.Closer // nil for OpenReaderAt
+	size  int64
+	hdr   *Header
+	index []indexEntry
+}
+
+// EpisodeInfo is what the index says about one episode.
+type EpisodeInfo struct {
+	ID           int64
+	Observations int
+	Kept         uint64  // coordinates stored for t >= 1
+	StateBits    float64 // ideal bits of the states
+	ActionBits   float64 // ideal bits of the actions
+	Bytes        int64   // the section's size in the file
+}
+
+// Open reads the header, footer and index of the memory file at path.
+func Open(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("codec: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("codec: %w", err)
+	}
+	r, err := OpenReaderAt(f, st.Size(), path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.c = f
+	return r, nil
+}
+
+// OpenReaderAt is Open for size bytes of ra; name appears in errors.
+func OpenReaderAt(ra io.ReaderAt, size int64, name string) (*Reader, error) {
+	r, err := open(ra, size)
+	if err != nil {
+		return nil, fmt.Errorf("codec: %s: %w", name, err)
+	}
+	r.path = name
+	return r, nil
+}
+
+func open(f io.ReaderAt, size int64) (*Reader, error) {
+	var err error
+	r := &Reader{f: f, size: size}
+	if r.size < headerLen+footerLen {
+		return nil, fmt.Errorf("%w: %d bytes is too short", ErrFormat, r.size)
+	}
+	hb := make([]byte, headerLen)
+	if _, err := f.ReadAt(hb, 0); err != nil {
+		return nil, err
+	}
+	if r.hdr, err = parseHeader(hb); err != nil {
+		return nil, err
+	}
+	var foot [footerLen]byte
+	if _, err := f.ReadAt(foot[:], r.size-footerLen); err != nil {
+		return nil, err
+	}
+	if string(foot[16:]) != EndMagic {
+		return nil, fmt.Errorf("%w: no end marker (truncated file?)", ErrFormat)
+	}
+	off, n := binary.LittleEndian.Uint64(foot[:]), binary.LittleEndian.Uint64(foot[8:])
+	if off < headerLen || n > uint64(r.size) || off+n != uint64(r.size-footerLen) {
+		return nil, fmt.Errorf("%w: index at %d+%d does not fit the file", ErrFormat, off, n)
+	}
+	ib := make([]byte, n)
+	if _, err := f.ReadAt(ib, int64(off)); err != nil {
+		return nil, err
+	}
+	if r.index, err = parseIndex(ib); err != nil {
+		return nil, err
+	}
+	next := uint64(headerLen)
+	for i, e := range r.index {
+		if e.Offset != next || e.Length < sectionHead+sectionTail || e.Length > off-e.Offset || e.Observations == 0 {
+			return nil, fmt.Errorf("%w: index entry %d (episode %d) is inconsistent", ErrFormat, i, e.ID)
+		}
+		next += e.Length
+	}
+	if next != off {
+		return nil, fmt.Errorf("%w: sections end at %d, the index starts at %d", ErrFormat, next, off)
+	}
+	return r, nil
+}
+
+// Close closes the file (nothing for OpenReaderAt).
+func (r *Reader) Close() error {
+	if r.c == nil {
+		return nil
+	}
+	return r.c.Close()
+}
+
+// Header returns the file's header.
+func (r *Reader) Header() *Header { return r.hdr }
+
+// Size is the file's size in bytes.
+func (r *Reader) Size() int64 { return r.size }
+
+// Episodes returns the index: one entry per episode, in file order.
+func (r *Reader) Episodes() []EpisodeInfo {
+	out := make([]EpisodeInfo, len(r.index))
+	for i, e := range r.index {
+		out[i] = EpisodeInfo{ID: e.ID, Observations: int(e.Observations), Kept: e.Kept,
+			StateBits: float64(e.StateQ16) / 65536, ActionBits: float64(e.ActionQ16) / 65536, Bytes: int64(e.Length)}
+	}
+	return out
+}
+
+// Find returns the position of episode id in the file, or -1.
+func (r *Reader) Find(id int64) int {
+	for i, e := range r.index {
+		if e.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// CheckBundle reports whether the file was written with bundle b; the error
+// (wrapping ErrBundle) names both hashes.
+func (r *Reader) CheckBundle(b *model.Bundle) error {
+	if h := b.Hash(); h != r.hdr.Bundle {
+		return fmt.Errorf("codec: %s: %w: the file needs bundle %s, this one is %s",
+			r.path, ErrBundle, hex.EncodeToString(r.hdr.Bundle[:]), hex.EncodeToString(h[:]))
+	}
+	return nil
+}
+
+// section reads and checks episode i's section and returns its packed
+// initial state and its coder stream.
+func (r *Reader) section(i int) (z0 []uint8, stream []byte, codesCRC uint32, err error) {
+	e := r.index[i]
+	sec := make([]byte, e.Length)
+	if _, err := r.f.ReadAt(sec, int64(e.Offset)); err != nil {
+		return nil, nil, 0, err
+	}
+	n := len(sec)
+	if got, want := binary.LittleEndian.Uint32(sec[n-4:]), crc32.Checksum(sec[:n-4], castagnoli); got != want {
+		return nil, nil, 0, fmt.Errorf("%w: section checksum mismatch", ErrFormat)
+	}
+	id := int64(binary.LittleEndian.Uint64(sec))
+	obs := binary.LittleEndian.Uint32(sec[8:])
+	plen := int(binary.LittleEndian.Uint32(sec[12:]))
+	h := r.hdr
+	packed := packedLen(h.Coords(), h.codeBits())
+	if id != e.ID || obs != e.Observations || sectionHead+plen+sectionTail != n || plen < packed {
+		return nil, nil, 0, fmt.Errorf("%w: section does not match the index", ErrFormat)
+	}
+	z0 = make([]uint8, h.Coords())
+	if err := unpackCodes(z0, sec[sectionHead:sectionHead+packed], h.codeBits(), h.Codewords); err != nil {
+		return nil, nil, 0, err
+	}
+	return z0, sec[sectionHead+packed : sectionHead+plen], binary.LittleEndian.Uint32(sec[n-8:]), nil
+}
+
+// Decode decodes the episodes at positions which (see Find; nil: all) as
+// one predictor batch and returns them with codes and actions. p must run
+// the bundle that CheckBundle accepts. Every episode's codes are checked
+// against the writer's CRC; an error names the episode.
+func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Episode, error) {
+	h := r.hdr
+	if err := checkPredictor(p, h); err != nil {
+		return nil, err
+	}
+	if which == nil {
+		which = make([]int, len(r.index))
+		for i := range which {
+			which[i] = i
+		}
+	}
+	n := len(which)
+	loops := make([]*loop, n)
+	decs := make([]*entropy.Decoder, n)
+	acts := make([]*actionCoder, n)
+	crcs := make([]uint32, n)
+	obs := make([]int, n)
+	maxObs := 0
+	for k, i := range which {
+		if i < 0 || i >= len(r.index) {
+			return nil, fmt.Errorf("codec: no episode at position %d", i)
+		}
+		z0, stream, crc, err := r.section(i)
+		if err != nil {
+			return nil, r.epErr(i, err)
+		}
+		if decs[k], err = entropy.NewDecoderBytes(stream); err != nil {
+			return nil, r.epErr(i, fmt.Errorf("%w: %w", ErrFormat, err))
+		}
+		loops[k] = &loop{recon: [][]uint8{z0}}
+		acts[k] = newActionCoder()
+		crcs[k] = crc
+		obs[k] = int(r.index[i].Observations)
+		maxObs = max(maxObs, obs[k])
+	}
+	J, prec := h.Coords(), h.Precision
+	want := make([]bool, n)
+	var preds []worldmodel.Prediction
+	var hs []worldmodel.History
+	var cum []uint32
+	var err error
+	for t := 1; t < maxObs; t++ {
+		for k := range loops {
+			want[k] = t < obs[k]
+			if !want[k] {
+				continue
+			}
+			a, err := acts[k].decode(decs[k])
+			if err != nil {
+				return nil, r.epErr(which[k], fmt.Errorf("%w: step %d action: %w", ErrFormat, t, err))
+			}
+			loops[k].actions = append(loops[k].actions, a)
+		}
+		if preds, hs, err = predictBatch(p, loops, want, preds, hs); err != nil {
+			return nil, err
+		}
+		m := 0
+		for k := range loops {
+			if !want[k] {
+				continue
+			}
+			pr := &preds[m]
+			m++
+			rec := make([]uint8, J)
+			for j := 0; j < J; j++ {
+				if !h.Policy.Keep(j, pr.Entropy[j]) {
+					rec[j] = pr.Mode[j]
+					continue
+				}
+				cum = entropy.CumulativeTo(cum, pr.Table(j))
+				s, err := decs[k].DecodeSymbol(cum, prec)
+				if err != nil {
+					return nil, r.epErr(which[k], fmt.Errorf("%w: step %d coordinate %d: %w", ErrFormat, t, j, err))
+				}
+				rec[j] = uint8(s)
+			}
+			loops[k].recon = append(loops[k].recon, rec)
+		}
+	}
+	out := make([]*trajectory.Episode, n)
+	for k, l := range loops {
+		if err := decs[k].Finish(); err != nil {
+			return nil, r.epErr(which[k], fmt.Errorf("%w: %w", ErrFormat, err))
+		}
+		if l.codesCRC() != crcs[k] {
+			return nil, r.epErr(which[k], ErrDesync)
+		}
+		out[k] = &trajectory.Episode{ID: r.index[which[k]].ID, Codes: l.recon, Actions: l.actions}
+		if out[k].Actions == nil {
+			out[k].Actions = []trajectory.Action{}
+		}
+	}
+	return out, nil
+}
+
+func (r *Reader) epErr(i int, err error) error {
+	return fmt.Errorf("codec: %s: episode %d: %w", r.path, r.index[i].ID, err)
+}
+
+// IsFile reports whether the file at path starts with the memory-file magic.
+func IsFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var m [len(Magic)]byte
+	_, err = io.ReadFull(f, m[:])
+	return err == nil && string(m[:]) == Magic
+}

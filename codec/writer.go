@@ -1,0 +1,267 @@
+package codec
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+
+	"github.com/memowm/memowm/entropy"
+	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/trajectory"
+	"github.com/memowm/memowm/worldmodel"
+)
+
+// Writer writes a memory file. Episodes go in with Write, in batches that run
+// through the predictor together; Close writes the index and renames the
+// temporary file to its final name. A Writer is not safe for concurrent use.
+type Writer struct {
+	path  string
+	tmp   *os.File
+	bw    *bufio.Writer
+	hdr   *Header
+	pred  worldmodel.Predictor
+	off   uint64
+	index []indexEntry
+	ids   map[int64]bool
+	done  bool
+	err   error // sticky
+
+	// KeepRecon makes Write return every episode's reconstructed codes in
+	// EpisodeStats.Recon (the codes the decoder will return).
+	KeepRecon bool
+}
+
+// Create starts a memory file at path for episodes coded with bundle b, the
+// predictor p (which must run b's world model) and the retention policy.
+// Nothing appears under path until Close succeeds.
+func Create(path string, b *model.Bundle, p worldmodel.Predictor, policy model.Policy) (*Writer, error) {
+	if err := policy.Validate(); err != nil {
+		return nil, err
+	}
+	if b.Hash() == ([32]byte{}) {
+		return nil, fmt.Errorf("codec: the bundle has no identity yet (read or save it first)")
+	}
+	hdr := headerFor(b, policy)
+	if err := checkPredictor(p, hdr); err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return nil, fmt.Errorf("codec: %w", err)
+	}
+	w := &Writer{path: path, tmp: tmp, bw: bufio.NewWriterSize(tmp, 1<<20), hdr: hdr, pred: p, ids: map[int64]bool{}}
+	h := hdr.marshal()
+	w.bw.Write(h)
+	w.off = uint64(len(h))
+	return w, nil
+}
+
+// EpisodeStats is the accounting of one episode (DESIGN.md Eq. 7).
+type EpisodeStats struct {
+	ID           int64   `json:"id"`
+	Observations int     `json:"observations"`
+	Kept         uint64  `json:"kept"`        // coordinates stored for t >= 1
+	Coords       uint64  `json:"coords"`      // coordinates predicted for t >= 1
+	StateBits    float64 `json:"state_bits"`  // ideal: z_0 raw + sum of -log2 p of kept codes
+	ActionBits   float64 `json:"action_bits"` // ideal: B_aux, the actions
+	Bytes        int64   `json:"bytes"`       // physical: the episode's section in the file
+	Payload      int64   `json:"payload"`     // physical: packed z_0 and the coder stream, in bytes
+
+	Recon [][]uint8 `json:"-"` // z~_0..z~_T, with Writer.KeepRecon
+}
+
+// Write codes the episodes (codes content) as one predictor batch and
+// appends them to the file. Episode IDs must be unique in a file.
+func (w *Writer) Write(eps []*trajectory.Episode) ([]EpisodeStats, error) {
+	if w.err != nil {
+		return nil, w.err
+	}
+	if w.done {
+		return nil, fmt.Errorf("codec: write after Close")
+	}
+	stats, err := w.write(eps)
+	if err != nil {
+		w.err = err
+	}
+	return stats, err
+}
+
+func (w *Writer) write(eps []*trajectory.Episode) ([]EpisodeStats, error) {
+	h := w.hdr
+	J, prec := h.Coords(), h.Precision
+	for _, ep := range eps {
+		if err := checkEpisode(ep, h); err != nil {
+			return nil, err
+		}
+		if w.ids[ep.ID] {
+			return nil, fmt.Errorf("codec: episode %d appears twice", ep.ID)
+		}
+		w.ids[ep.ID] = true
+	}
+	loops := make([]*loop, len(eps))
+	encs := make([]*entropy.Encoder, len(eps))
+	acts := make([]*actionCoder, len(eps))
+	stats := make([]EpisodeStats, len(eps))
+	maxObs := 0
+	for i, ep := range eps {
+		loops[i] = &loop{recon: [][]uint8{append([]uint8(nil), ep.Codes[0]...)}}
+		encs[i] = entropy.NewEncoder(nil)
+		acts[i] = newActionCoder()
+		stats[i] = EpisodeStats{ID: ep.ID, Observations: len(ep.Codes), StateBits: float64(J * h.codeBits())}
+		maxObs = max(maxObs, len(ep.Codes))
+	}
+	want := make([]bool, len(eps))
+	var preds []worldmodel.Prediction
+	var hs []worldmodel.History
+	var err error
+	actionQ16 := make([]uint64, len(eps))
+	stateQ16 := make([]uint64, len(eps))
+	total := uint32(1) << prec
+	for t := 1; t < maxObs; t++ {
+		for i, ep := range eps {
+			want[i] = t < len(ep.Codes)
+			if !want[i] {
+				continue
+			}
+			a := &ep.Actions[t-1]
+			cost, err := acts[i].encode(encs[i], a)
+			if err != nil {
+				return nil, fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
+			}
+			actionQ16[i] += cost
+			loops[i].actions = append(loops[i].actions, *a)
+		}
+		if preds, hs, err = predictBatch(w.pred, loops, want, preds, hs); err != nil {
+			return nil, err
+		}
+		k := 0
+		for i, ep := range eps {
+			if !want[i] {
+				continue
+			}
+			pr := &preds[k]
+			k++
+			z := ep.Codes[t]
+			rec := make([]uint8, J)
+			for j := 0; j < J; j++ {
+				if !h.Policy.Keep(j, pr.Entropy[j]) {
+					rec[j] = pr.Mode[j]
+					continue
+				}
+				tbl := pr.Table(j)
+				var cum uint32
+				for _, f := range tbl[:z[j]] {
+					cum += f
+				}
+				f := tbl[z[j]]
+				if err := encs[i].Encode(cum, f, prec); err != nil {
+					return nil, fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
+				}
+				stateQ16[i] += uint64(entropy.CostQ16(f, total))
+				stats[i].Kept++
+				rec[j] = z[j]
+			}
+			stats[i].Coords += uint64(J)
+			loops[i].recon = append(loops[i].recon, rec)
+		}
+	}
+	for i, ep := range eps {
+		if err := encs[i].Close(); err != nil {
+			return nil, fmt.Errorf("codec: episode %d: %w", ep.ID, err)
+		}
+		stream := encs[i].Bytes()
+		sec := make([]byte, 0, sectionHead+packedLen(J, h.codeBits())+len(stream)+sectionTail)
+		sec = binary.LittleEndian.AppendUint64(sec, uint64(ep.ID))
+		sec = binary.LittleEndian.AppendUint32(sec, uint32(len(ep.Codes)))
+		sec = binary.LittleEndian.AppendUint32(sec, uint32(packedLen(J, h.codeBits())+len(stream)))
+		sec = packCodes(sec, ep.Codes[0], h.codeBits())
+		sec = append(sec, stream...)
+		sec = binary.LittleEndian.AppendUint32(sec, loops[i].codesCRC())
+		sec = binary.LittleEndian.AppendUint32(sec, crc32.Checksum(sec, castagnoli))
+		if _, err := w.bw.Write(sec); err != nil {
+			return nil, fmt.Errorf("codec: %w", err)
+		}
+		stats[i].StateBits += float64(stateQ16[i]) / 65536
+		stats[i].ActionBits = float64(actionQ16[i]) / 65536
+		stats[i].Bytes = int64(len(sec))
+		stats[i].Payload = int64(packedLen(J, h.codeBits()) + len(stream))
+		if w.KeepRecon {
+			stats[i].Recon = loops[i].recon
+		}
+		w.index = append(w.index, indexEntry{
+			ID: ep.ID, Offset: w.off, Length: uint64(len(sec)), Observations: uint32(len(ep.Codes)),
+			Kept: stats[i].Kept, StateQ16: stateQ16[i] + uint64(J*h.codeBits())<<16, ActionQ16: actionQ16[i],
+		})
+		w.off += uint64(len(sec))
+	}
+	return stats, nil
+}
+
+// checkEpisode checks that ep holds codes of the file's geometry.
+func checkEpisode(ep *trajectory.Episode, h *Header) error {
+	if ep.Codes == nil || ep.States != nil {
+		return fmt.Errorf("codec: episode %d holds no codes (quantize states first)", ep.ID)
+	}
+	if len(ep.Codes) == 0 {
+		return fmt.Errorf("codec: episode %d has no observations", ep.ID)
+	}
+	if len(ep.Actions) != len(ep.Codes)-1 {
+		return fmt.Errorf("codec: episode %d has %d actions for %d observations", ep.ID, len(ep.Actions), len(ep.Codes))
+	}
+	for t, z := range ep.Codes {
+		if len(z) != h.Coords() {
+			return fmt.Errorf("codec: episode %d step %d has %d codes, want %d", ep.ID, t, len(z), h.Coords())
+		}
+		for j, c := range z {
+			if int(c) >= h.Codewords {
+				return fmt.Errorf("codec: episode %d step %d coordinate %d: code %d is outside the %d codewords", ep.ID, t, j, c, h.Codewords)
+			}
+		}
+	}
+	return nil
+}
+
+// Close writes the index and the footer, syncs, and renames the file to its
+// final name. After an error nothing is left under that name.
+func (w *Writer) Close() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	if w.err != nil {
+		w.Abort()
+		return w.err
+	}
+	idx := marshalIndex(w.index)
+	w.bw.Write(idx)
+	var foot [footerLen]byte
+	binary.LittleEndian.PutUint64(foot[:], w.off)
+	binary.LittleEndian.PutUint64(foot[8:], uint64(len(idx)))
+	copy(foot[16:], EndMagic)
+	w.bw.Write(foot[:])
+	err := w.bw.Flush()
+	if err == nil {
+		err = w.tmp.Sync()
+	}
+	if cerr := w.tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(w.tmp.Name(), w.path)
+	}
+	if err != nil {
+		os.Remove(w.tmp.Name())
+		return fmt.Errorf("codec: %w", err)
+	}
+	return nil
+}
+
+// Abort discards the file.
+func (w *Writer) Abort() {
+	w.done = true
+	w.tmp.Close()
+	os.Remove(w.tmp.Name())
+}

@@ -1,0 +1,30 @@
+// Package model is the model bundle: the one file that a memory-file writer
+// and its decoder share.
+//
+// # Overview
+//
+// A Bundle holds the OPQ quantizer, the world model (configuration and
+// weights), the inference profile and table precision, and the retention
+// policy. Its identity is the SHA-256 of its file bytes (Hash): a memory file
+// records it, and a decoder refuses a memory file written with another
+// bundle.
+//
+// # The file
+//
+//	magic     [8]byte "\x89MWB\r\n\x1a\n"
+//	version   uint32 (1)
+//	header    uint32 length + JSON (see fileHeader): profile, precision, policy
+//	opq       uint64 length + an opq file (opq.WriteTo)
+//	weights   uint64 length + a worldmodel weights file (Model.WriteTo)
+//	crc       uint32, CRC-32C of every byte before it
+//
+// # Invariants
+//
+//   - The OPQ geometry and the world model agree: the quantizer's slots,
+//     subspaces and codewords are the model's.
+//   - Read verifies the checksum, the version and every part; damaged or
+//     foreign data is an error wrapping ErrFormat, never a panic.
+//   - Save writes a temporary file, syncs it and renames it.
+//   - The retention policy decides from integers alone (a coordinate index
+//     and a Q16 entropy), so writer and decoder make the same decisions.
+package model
