@@ -54,10 +54,9 @@ func (c *Config) attentionHead(out []float32, qkv []float32, n, h, from int, s *
 					mx = v
 				}
 			}
+			expShift(row, mx)
 			var sum float32
-			for k, v := range row {
-				e := expf(v - mx)
-				row[k] = e
+			for _, e := range row {
 				sum += e
 			}
 			inv := 1 / sum

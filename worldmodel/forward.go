@@ -64,10 +64,10 @@ func (o *Output) ProbsTo(dst []float32, j int) []float32 {
 			mx = v
 		}
 	}
+	copy(dst, l)
+	expShift(dst, mx)
 	var z float32
-	for c, v := range l {
-		e := expf(v - mx)
-		dst[c] = e
+	for _, e := range dst {
 		z += e
 	}
 	a := sigmoidf(o.Gate[j])
@@ -80,8 +80,11 @@ func (o *Output) ProbsTo(dst []float32, j int) []float32 {
 }
 
 // CPU runs a Model on the CPU with the f32 profile. It owns the activation
-// buffers, which it reuses from call to call: one CPU must not be used by two
-// goroutines at once (make one per goroutine; they can share the Model).
+// buffers, which it reuses from call to call, and a packed copy of the
+// Transformer's weight matrices: one CPU must not be used by two goroutines
+// at once (make one per goroutine; they can share the Model). Changing the
+// Model's weights after NewCPU is not seen by the CPU's packed copy: make a
+// new CPU.
 type CPU struct {
 	m       *Model
 	threads int
@@ -93,6 +96,11 @@ type CPU struct {
 	feat, gru, act, valid     []float32
 	workers                   []attnScratch
 	probs                     []float32
+
+	// packed are the layers' weight matrices packed for internal/f32's
+	// blocked kernel, built once by NewCPU (as much memory again as the
+	// Transformer's weights).
+	packed []packedLayer
 
 	// keepAll (tests) runs the last layer on every row, leaving each
 	// block's final hidden state in x.
@@ -137,8 +145,19 @@ func NewCPU(m *Model, opts ...Option) (*CPU, error) {
 			return nil, err
 		}
 	}
+	c.packed = make([]packedLayer, len(m.p.layers))
+	W, M := m.cfg.Width(), m.cfg.MLP
+	for l := range m.p.layers {
+		L := &m.p.layers[l]
+		c.packed[l] = packedLayer{
+			qkv: f32.Pack(L.wqkv, 3*W, W, 3*W), o: f32.Pack(L.wo, W, W, W),
+			w1: f32.Pack(L.w1, M, W, M), w2: f32.Pack(L.w2, W, M, W),
+		}
+	}
 	return c, nil
 }
+
+type packedLayer struct{ qkv, o, w1, w2 *f32.Packed }
 
 // Model returns the model the backend runs.
 func (r *CPU) Model() *Model { return r.m }
@@ -173,18 +192,13 @@ func (r *CPU) parallel(n int, fn func(worker, i int)) {
 	wg.Wait()
 }
 
-// rowChunk is the number of rows one parallel matmul task covers.
+// rowChunk is the number of rows one parallel elementwise task covers.
 const rowChunk = 32
 
-// matmul: out (rows, k) = in (rows, inner) w (inner, k), rows split across
-// goroutines in chunks.
-func (r *CPU) matmul(out, in, w []float32, rows, inner, k int) {
-	chunks := (rows + rowChunk - 1) / rowChunk
-	r.parallel(chunks, func(_, i int) {
-		lo := i * rowChunk
-		hi := min(lo+rowChunk, rows)
-		f32.MulTo(out[lo*k:hi*k], k, in[lo*inner:hi*inner], inner, w, k, hi-lo, inner, k)
-	})
+// matmul: out (rows, k) = in (rows, inner) w (inner, k), w packed:
+// internal/f32's blocked kernel, goroutines splitting the output columns.
+func (r *CPU) matmul(out, in []float32, w *f32.Packed, rows, inner, k int) {
+	f32.MulPackedTo(out, k, in, inner, w, rows, r.threads)
 }
 
 // rowsParallel runs fn over row ranges split across goroutines.
@@ -237,13 +251,13 @@ func (r *CPU) forward(dst []Output, hs []History) {
 	r.embed(hs, start)
 
 	for l := range p.layers {
-		L := &p.layers[l]
+		L, PL := &p.layers[l], &r.packed[l]
 		last := l == len(p.layers)-1 && !r.keepAll
 		// Attention sub-block: all rows feed keys and values.
 		r.rowsParallel(N, func(lo, hi int) {
 			layerNormTo(r.ln[lo*W:hi*W], r.x[lo*W:hi*W], L.ln1g, L.ln1b, hi-lo, W)
 		})
-		r.matmul(r.qkv, r.ln, L.wqkv, N, W, 3*W)
+		r.matmul(r.qkv, r.ln, PL.qkv, N, W, 3*W)
 		r.rowsParallel(N, func(lo, hi int) { addBias(r.qkv[lo*3*W:hi*3*W], L.bqkv, hi-lo, 3*W) })
 		x, rows := r.x, N
 		if last {
@@ -262,15 +276,15 @@ func (r *CPU) forward(dst []Output, hs []History) {
 			}
 			c.attentionHead(r.att[orow*W:], r.qkv[start[b]*3*W:start[b+1]*3*W], n, h, from, &r.workers[w])
 		})
-		r.matmul(r.tmp, r.att, L.wo, rows, W, W)
+		r.matmul(r.tmp, r.att, PL.o, rows, W, W)
 		r.rowsParallel(rows, func(lo, hi int) {
 			addResidual(x[lo*W:hi*W], r.tmp[lo*W:hi*W], L.bo, hi-lo, W)
 			layerNormTo(r.ln[lo*W:hi*W], x[lo*W:hi*W], L.ln2g, L.ln2b, hi-lo, W)
 		})
 		// MLP sub-block.
-		r.matmul(r.mlp, r.ln, L.w1, rows, W, M)
+		r.matmul(r.mlp, r.ln, PL.w1, rows, W, M)
 		r.rowsParallel(rows, func(lo, hi int) { addBiasGELU(r.mlp[lo*M:hi*M], L.b1, hi-lo, M) })
-		r.matmul(r.tmp, r.mlp, L.w2, rows, M, W)
+		r.matmul(r.tmp, r.mlp, PL.w2, rows, M, W)
 		r.rowsParallel(rows, func(lo, hi int) { addResidual(x[lo*W:hi*W], r.tmp[lo*W:hi*W], L.b2, hi-lo, W) })
 	}
 	if r.keepAll {

@@ -42,10 +42,7 @@ func addBias(x, b []float32, rows, k int) {
 // addBiasGELU: x (rows, k) = gelu(x + b) per row.
 func addBiasGELU(x, b []float32, rows, k int) {
 	for r := 0; r < rows; r++ {
-		xr := x[r*k : r*k+k]
-		for i := range xr {
-			xr[i] = geluf(xr[i] + b[i])
-		}
+		geluBias(x[r*k:r*k+k], b)
 	}
 }
 

@@ -64,14 +64,12 @@ func expf(x float32) float32 {
 	return math.Float32frombits(uint32(int32(math.Float32bits(p)) + k<<23))
 }
 
-// tanhf returns tanh(x): the odd Taylor polynomial of degree 13 for
-// |x| < 0.5, 1 - 2/(e^{2|x|}+1) with the sign of x up to |x| = 9.5, and
-// +-1 beyond.
+// tanhf returns tanh(x): the odd Taylor polynomial of degree 13 in a = |x|
+// for a < 0.5, 1 - 2/(e^{2a}+1) up to a = 9.5, and 1 beyond; then the sign
+// of x (x < 0 negates; -0 gives +0). The SIMD kernel computes the same
+// branches lane by lane and blends them.
 func tanhf(x float32) float32 {
-	a := x
-	if a < 0 {
-		a = -a
-	}
+	a := math.Float32frombits(math.Float32bits(x) &^ (1 << 31))
 	var y float32
 	switch {
 	case a < 0.5:
@@ -93,7 +91,7 @@ func tanhf(x float32) float32 {
 		return x
 	}
 	if x < 0 {
-		return -y
+		y = -y
 	}
 	return y
 }
@@ -153,4 +151,32 @@ func slogf(v float32) float32 {
 		return -log1pf(-v)
 	}
 	return log1pf(v)
+}
+
+// expShift sets x[i] = expf(x[i] - shift): the AVX-512 kernel on multiples
+// of 16 where available, the Go code elsewhere (the same bits).
+func expShift(x []float32, shift float32) {
+	n := 0
+	if useAVX512 {
+		if n = len(x) &^ 15; n > 0 {
+			expShift16(&x[0], shift, n)
+		}
+	}
+	for i := n; i < len(x); i++ {
+		x[i] = expf(x[i] - shift)
+	}
+}
+
+// geluBias sets x[i] = geluf(x[i] + b[i]) (len(b) >= len(x)), with the
+// AVX-512 kernel where available (the same bits).
+func geluBias(x, b []float32) {
+	n := 0
+	if useAVX512 {
+		if n = len(x) &^ 15; n > 0 {
+			geluBias16(&x[0], &b[0], n)
+		}
+	}
+	for i := n; i < len(x); i++ {
+		x[i] = geluf(x[i] + b[i])
+	}
 }

@@ -73,3 +73,48 @@ func TestMathf(t *testing.T) {
 		t.Errorf("geluf(3) = %g", g)
 	}
 }
+
+// TestSIMDMatchesScalar: the AVX-512 kernels give the Go code's bits on a
+// dense grid, at the branch boundaries and on special values.
+func TestSIMDMatchesScalar(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 kernel in this build")
+	}
+	var xs []float32
+	for i := -400000; i <= 400000; i++ {
+		xs = append(xs, float32(i)*0.00025)
+	}
+	for _, b := range []float32{0.5, 9.5, 4.75, 86.5, 88, 43.25, 44, 0.25} {
+		for _, v := range []float32{b, -b, math.Nextafter32(b, 0), math.Nextafter32(b, 100), -math.Nextafter32(b, 0), -math.Nextafter32(b, 100)} {
+			xs = append(xs, v)
+		}
+	}
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	xs = append(xs, nan, inf, -inf, 0, float32(math.Copysign(0, -1)), 1e-40, -1e-40, math.MaxFloat32, -math.MaxFloat32, 1e-6, -1e-6)
+	for len(xs)%16 != 0 {
+		xs = append(xs, 1)
+	}
+	zero := make([]float32, len(xs))
+	for _, shift := range []float32{0, 1.5, -3} {
+		got := append([]float32(nil), xs...)
+		expShift(got, shift)
+		for i, x := range xs {
+			if want := expf(x - shift); math.Float32bits(got[i]) != math.Float32bits(want) {
+				t.Fatalf("expShift(%g, %g) = %g, Go %g", x, shift, got[i], want)
+			}
+		}
+	}
+	for _, scale := range []float32{1, 10, 0.01} {
+		in := make([]float32, len(xs))
+		for i, x := range xs {
+			in[i] = float32(x * scale)
+		}
+		got := append([]float32(nil), in...)
+		geluBias(got, zero)
+		for i, x := range in {
+			if want := geluf(x + zero[i]); math.Float32bits(got[i]) != math.Float32bits(want) {
+				t.Fatalf("geluBias(%g) = %g (%08x), Go %g (%08x)", x, got[i], math.Float32bits(got[i]), want, math.Float32bits(want))
+			}
+		}
+	}
+}
