@@ -17,5 +17,12 @@
 // The AVX2 kernel keeps a 4 x 16 block of c in registers and walks l in the
 // same order; lanes are independent elements, never partial sums of one.
 //
+// MulParTo and MulPackedTo (gemm.go) compute the same result with an
+// AVX-512 8 x 32 kernel, cache blocking and goroutines: the inner dimension
+// is cut into chunks of 256, and between chunks each element's running sum
+// is stored as float32 and continued, which is the same sequence of roundings
+// as one pass; goroutines split the output columns. Pack repacks a matrix
+// used many times (weights) once.
+//
 // Build with the tag purego to force the plain loops.
 package f32
