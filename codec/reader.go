@@ -33,6 +33,7 @@ type EpisodeInfo struct {
 	StateBits    float64 // ideal bits of the states
 	ActionBits   float64 // ideal bits of the actions
 	Bytes        int64   // the section's size in the file
+	Payload      int64   // of which packed z_0 and the coder stream
 }
 
 // Open reads the header, footer and index of the memory file at path.
@@ -128,7 +129,8 @@ func (r *Reader) Episodes() []EpisodeInfo {
 	out := make([]EpisodeInfo, len(r.index))
 	for i, e := range r.index {
 		out[i] = EpisodeInfo{ID: e.ID, Observations: int(e.Observations), Kept: e.Kept,
-			StateBits: float64(e.StateQ16) / 65536, ActionBits: float64(e.ActionQ16) / 65536, Bytes: int64(e.Length)}
+			StateBits: float64(e.StateQ16) / 65536, ActionBits: float64(e.ActionQ16) / 65536, Bytes: int64(e.Length),
+			Payload: int64(e.Length) - sectionHead - sectionTail}
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/memowm/memowm/codec"
+	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/opq"
 	"github.com/memowm/memowm/trajectory"
 )
@@ -23,8 +25,13 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("want exactly one FILE, got %d arguments", len(pos))
 	}
-	if opq.IsFile(pos[0]) {
+	switch {
+	case opq.IsFile(pos[0]):
 		return inspectOPQ(pos[0], *asJSON, stdout)
+	case codec.IsFile(pos[0]):
+		return inspectMemory(pos[0], *asJSON, stdout)
+	case model.IsFile(pos[0]):
+		return inspectBundle(pos[0], *asJSON, stdout)
 	}
 	sum, err := trajectory.Summarize(pos[0])
 	if err != nil {

@@ -33,9 +33,12 @@ func init() {
 	verbs = []verb{
 		{"demo", "[--dir DIR]", "run the pipeline on the embedded sim world", runDemo},
 		{"sim", "--out FILE [--episodes N --steps T --seed S ...]", "generate synthetic trajectories with questions", runSim},
-		{"fit", "STAGE --in TRAIN --out FILE [flags]", "fit a part of the model (opq) from training trajectories", runFit},
-		{"quantize", "--opq OPQFILE --in TRAJ --out CODES", "encode states into OPQ codes", runQuantize},
-		{"inspect", "FILE [--json]", "show what a trajectory or quantizer file holds", runInspect},
+		{"fit", "[opq] --in TRAIN --out FILE [flags]", "fit a model bundle, or its OPQ quantizer alone, from training trajectories", runFit},
+		{"quantize", "--opq OPQFILE|--model BUNDLE --in TRAJ --out CODES", "encode states into OPQ codes", runQuantize},
+		{"encode", "--model BUNDLE --in TRAJ --out MEM", "store trajectories as a memory file", runEncode},
+		{"decode", "--model BUNDLE --in MEM --out FILE", "decode a memory file into codes or states", runDecode},
+		{"verify", "--model BUNDLE MEM", "decode every episode and check its checksum", runVerify},
+		{"inspect", "FILE [--json]", "show what a trajectory, quantizer, bundle or memory file holds", runInspect},
 		{"model", "info|init [flags]", "show a world-model preset's parameters and speed; write random weights", runModel},
 		{"help", "[VERB]", "show help for memowm or a verb", runHelp},
 	}

@@ -3,35 +3,25 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
+	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/opq"
 	"github.com/memowm/memowm/trajectory"
 )
 
 func runFit(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usagef("want a STAGE (opq)")
-	}
-	if args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
-		fmt.Fprint(stdout, `Usage: memowm fit STAGE [flags]
-
-Fits a part of the model from training trajectories. Stages:
-  opq    the OPQ quantizer: standardisation, rotation, codebooks ('memowm fit opq -h')
-
-The world model, reader, risk and lambda stages come with later releases.
-`)
-		return flag.ErrHelp
-	}
-	switch args[0] {
-	case "opq":
+	if len(args) > 0 && args[0] == "opq" {
 		return runFitOPQ(args[1:], stdout, stderr)
 	}
-	return usagef("unknown stage %q (want opq)", args[0])
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return usagef("unknown stage %q (want opq, or flags for a whole bundle)", args[0])
+	}
+	return runFitBundle(args, stdout, stderr)
 }
 
 func runFitOPQ(args []string, stdout, stderr io.Writer) error {
@@ -184,7 +174,8 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 			"episodes (actions, facts) with codes instead of states; the format follows\n"+
 			"CODES's extension (.arrow, .parquet, or .npy for a NumPy export of the codes).\n"+
 			"The questions file travels along. Reports reconstruction quality and speed.", stdout)
-	opqPath := fs.String("opq", "", "quantizer file from 'memowm fit opq' (required)")
+	opqPath := fs.String("opq", "", "quantizer file from 'memowm fit opq'")
+	bundlePath := fs.String("model", "", "model bundle whose quantizer to use (instead of --opq)")
 	in := fs.String("in", "", "trajectories with states (required)")
 	out := fs.String("out", "", "file to write the codes to (required)")
 	measure := fs.Bool("measure", true, "decode every state again to measure R^2 and MSE")
@@ -196,13 +187,22 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	if *opqPath == "" || *in == "" || *out == "" {
-		return usagef("--opq OPQFILE, --in TRAJ and --out CODES are required")
+	if (*opqPath == "") == (*bundlePath == "") || *in == "" || *out == "" {
+		return usagef("one of --opq OPQFILE or --model BUNDLE, and --in TRAJ and --out CODES are required")
 	}
 	if _, err := trajectory.FormatOf(*out); err != nil {
 		return usagef("%v", err)
 	}
-	q, err := opq.Load(*opqPath)
+	var q *opq.Quantizer
+	if *opqPath != "" {
+		q, err = opq.Load(*opqPath)
+	} else {
+		var b *model.Bundle
+		if b, err = model.Load(*bundlePath); err == nil {
+			q = b.OPQ
+			*opqPath = *bundlePath
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -108,7 +108,7 @@ func TestFitQuantizeErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"fit"}, 2, "want a STAGE"},
+		{[]string{"fit"}, 2, "--out BUNDLE and one of --in TRAIN or --opq FILE are required"},
 		{[]string{"fit", "wm"}, 2, `unknown stage "wm"`},
 		{[]string{"fit", "opq"}, 2, "--in TRAIN and --out OPQFILE are required"},
 		{[]string{"fit", "opq", "--in", small, "--out", bad}, 1, "6 states give 6 points per codebook, fewer than the 64 codewords"},

@@ -1,0 +1,547 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"time"
+
+	"github.com/memowm/memowm/codec"
+	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/opq"
+	"github.com/memowm/memowm/trajectory"
+	"github.com/memowm/memowm/worldmodel"
+)
+
+// runFitBundle is 'memowm fit --in TRAIN --out BUNDLE --preset P'.
+func runFitBundle(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("fit", "--in TRAIN --out BUNDLE --preset P [flags]",
+		"Fits a model bundle: an OPQ quantizer on TRAIN's states (or --opq FILE), a\n"+
+			"world model of the preset (randomly initialised: training comes with a later\n"+
+			"release), and the keep-all retention policy (lambda = 0, lossless).", stdout)
+	in := fs.String("in", "", "training trajectories with states (required unless --opq)")
+	out := fs.String("out", "", "bundle file to write (required)")
+	preset := fs.String("preset", "small", "world-model preset: "+fmt.Sprint(worldmodel.PresetNames()))
+	opqPath := fs.String("opq", "", "use this quantizer instead of fitting one")
+	seed := fs.Uint64("seed", 0, "seed of the quantizer and of the world model's weights")
+	prec := fs.Uint("precision", worldmodel.DefaultPrecision, "log2 of every frequency table's total (8..28)")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if *out == "" || (*in == "" && *opqPath == "") {
+		return usagef("--out BUNDLE and one of --in TRAIN or --opq FILE are required")
+	}
+	cfg, err := worldmodel.Preset(*preset)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	logf := func(format string, args ...any) {
+		if !*quiet {
+			fmt.Fprintf(stderr, format, args...)
+		}
+	}
+	var q *opq.Quantizer
+	if *opqPath != "" {
+		if q, err = opq.Load(*opqPath); err != nil {
+			return err
+		}
+	} else {
+		states, meta, err := readStates(*in, logf)
+		if err != nil {
+			return err
+		}
+		ocfg := opq.DefaultConfig()
+		ocfg.Shape, ocfg.Seed, ocfg.Codewords = meta.Shape, *seed, cfg.Codewords
+		ocfg.Progress = fitProgress(logf, time.Now())
+		if q, err = opq.Fit(states, ocfg); err != nil {
+			return err
+		}
+	}
+	cfg.Slots, cfg.Subspaces, cfg.Codewords = q.Shape().Slots, q.Subspaces(), q.Codewords()
+	m, err := worldmodel.New(cfg, *seed)
+	if err != nil {
+		return err
+	}
+	b := &model.Bundle{OPQ: q, Model: m, Profile: worldmodel.ProfileF32, Precision: *prec, Policy: model.Policy{Kind: model.KeepAll}}
+	if err := b.Save(*out); err != nil {
+		return err
+	}
+	st, err := os.Stat(*out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s (%s): OPQ %v, %d codewords; world model %s, %d parameters (random init, seed %d); %s; precision %d\n",
+		*out, humanBytes(st.Size()), q.Shape(), q.Codewords(), cfg.Preset, cfg.NumParams(), *seed, b.Policy, b.Precision)
+	fmt.Fprintf(stdout, "bundle sha256 %s\n", b.HashString())
+	return nil
+}
+
+// loadBundle loads a bundle and a CPU predictor for it.
+func loadBundle(path string) (*model.Bundle, worldmodel.Predictor, error) {
+	if path == "" {
+		return nil, nil, usagef("--model BUNDLE is required")
+	}
+	b, err := model.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := worldmodel.NewCPU(b.Model, worldmodel.WithPrecision(b.Precision))
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, p, nil
+}
+
+func runEncode(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("encode", "--model BUNDLE --in TRAJ --out MEM [flags]",
+		"Stores trajectories (states, quantized through the bundle's OPQ, or codes) as\n"+
+			"a memory file: the world model predicts every state from the reconstructed\n"+
+			"history, kept codes are range-coded under its tables, the rest take its mode.", stdout)
+	bundlePath := fs.String("model", "", "model bundle (required)")
+	in := fs.String("in", "", "trajectories (required)")
+	out := fs.String("out", "", "memory file to write (required)")
+	lambda := fs.Float64("lambda", math.NaN(), "retention lambda; 0 keeps every coordinate (lossless). Default: the bundle's policy")
+	minH := fs.Float64("min-entropy", 0, "omit coordinates whose predictive entropy is below this many bits (the Uncertainty baseline; 0: off)")
+	batch := fs.Int("batch", 8, "episodes per predictor batch")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	asJSON := fs.Bool("json", false, "print the accounting as JSON")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if *in == "" || *out == "" {
+		return usagef("--model BUNDLE, --in TRAJ and --out MEM are required")
+	}
+	if *batch < 1 {
+		return usagef("--batch %d must be at least 1", *batch)
+	}
+	b, p, err := loadBundle(*bundlePath)
+	if err != nil {
+		return err
+	}
+	policy := b.Policy
+	switch {
+	case *minH < 0 || *minH > 16:
+		return usagef("--min-entropy %g must be in [0, 16] bits", *minH)
+	case *minH > 0 && !math.IsNaN(*lambda):
+		return usagef("--lambda and --min-entropy are two policies: give one")
+	case *minH > 0:
+		policy = model.Policy{Kind: model.MinEntropy, MinEntropyQ16: uint32(math.Round(*minH * 65536))}
+	case *lambda == 0:
+		policy = model.Policy{Kind: model.KeepAll}
+	case !math.IsNaN(*lambda):
+		return usagef("--lambda %g needs a calibrated risk policy, which this release cannot fit yet; --lambda 0 (lossless) and --min-entropy work", *lambda)
+	}
+	r, err := trajectory.Open(*in)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	meta := r.Meta()
+	if meta.Content == trajectory.States && meta.Shape != b.OPQ.Shape() {
+		return fmt.Errorf("%s holds %v states, but the bundle's quantizer takes %v", *in, meta.Shape, b.OPQ.Shape())
+	}
+	w, err := codec.Create(*out, b, p, policy)
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	enc := b.OPQ.NewEncoder()
+	var all []codec.EpisodeStats
+	start := time.Now()
+	obs := 0
+	var pending []*trajectory.Episode
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		st, err := w.Write(pending)
+		if err != nil {
+			return err
+		}
+		all = append(all, st...)
+		for _, ep := range pending {
+			obs += ep.Len()
+		}
+		pending = pending[:0]
+		if !*quiet {
+			fmt.Fprintf(stderr, "encode: %d episodes, %d observations (%.1f obs/s)\n", len(all), obs, float64(obs)/time.Since(start).Seconds())
+		}
+		return nil
+	}
+	for {
+		ep, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if ep.States != nil {
+			if ep, err = quantizeEpisode(enc, b.OPQ, ep); err != nil {
+				return err
+			}
+		}
+		pending = append(pending, ep)
+		if len(pending) == *batch {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	el := time.Since(start)
+	st, err := os.Stat(*out)
+	if err != nil {
+		return err
+	}
+	acc := accountStats(all, st.Size())
+	acc.Policy = policy.String()
+	acc.FixedWidthBits = b.OPQ.Bits()
+	acc.EncodeObsPerSec = float64(obs) / el.Seconds()
+	if *asJSON {
+		e := json.NewEncoder(stdout)
+		e.SetIndent("", "  ")
+		return e.Encode(acc)
+	}
+	fmt.Fprintf(stdout, "wrote %s (%s) in %.1f s (%.1f obs/s); policy %s\n", *out, humanBytes(st.Size()), el.Seconds(), acc.EncodeObsPerSec, acc.Policy)
+	printAccounting(stdout, acc)
+	return nil
+}
+
+// quantizeEpisode returns ep with its states replaced by their codes.
+func quantizeEpisode(enc *opq.Encoder, q *opq.Quantizer, ep *trajectory.Episode) (*trajectory.Episode, error) {
+	sl, nc := q.Shape().StateLen(), q.Shape().Codes
+	src := make([]float32, 0, len(ep.States)*sl)
+	for _, s := range ep.States {
+		src = append(src, s...)
+	}
+	codes := make([]uint8, len(ep.States)*nc)
+	if err := enc.EncodeBatch(codes, src); err != nil {
+		return nil, fmt.Errorf("episode %d: %w", ep.ID, err)
+	}
+	out := &trajectory.Episode{ID: ep.ID, Actions: ep.Actions, Facts: ep.Facts, Codes: make([][]uint8, len(ep.States))}
+	for i := range out.Codes {
+		out.Codes[i] = codes[i*nc : (i+1)*nc : (i+1)*nc]
+	}
+	return out, nil
+}
+
+// accounting is Eq. 7's bookkeeping over a memory file.
+type accounting struct {
+	Policy          string  `json:"policy,omitempty"`
+	Episodes        int     `json:"episodes"`
+	Observations    int     `json:"observations"` // N + K
+	Transitions     int     `json:"transitions"`  // N
+	KeptFraction    float64 `json:"kept_fraction"`
+	IdealBitsPerObs float64 `json:"ideal_bits_per_obs"`
+	StateBitsPerObs float64 `json:"state_bits_per_obs"`
+	ActionBitsObs   float64 `json:"action_bits_per_obs"`
+	PayloadBitsObs  float64 `json:"payload_bits_per_obs"`  // physical: packed z_0 + coder streams
+	FileBitsPerObs  float64 `json:"physical_bits_per_obs"` // physical: the whole file
+	FileBytes       int64   `json:"file_bytes"`
+	EncodeObsPerSec float64 `json:"encode_obs_per_s,omitempty"`
+	FixedWidthBits  int     `json:"fixed_width_bits_per_obs"`
+}
+
+func accountStats(st []codec.EpisodeStats, fileBytes int64) accounting {
+	var a accounting
+	var kept, coords uint64
+	var state, action float64
+	var payload int64
+	for _, s := range st {
+		a.Episodes++
+		a.Observations += s.Observations
+		a.Transitions += s.Observations - 1
+		kept += s.Kept
+		coords += s.Coords
+		state += s.StateBits
+		action += s.ActionBits
+		payload += s.Payload
+	}
+	return finishAccounting(a, kept, coords, state, action, payload, fileBytes)
+}
+
+func finishAccounting(a accounting, kept, coords uint64, state, action float64, payload, fileBytes int64) accounting {
+	n := float64(max(a.Observations, 1))
+	if coords > 0 {
+		a.KeptFraction = float64(kept) / float64(coords)
+	}
+	a.StateBitsPerObs = state / n
+	a.ActionBitsObs = action / n
+	a.IdealBitsPerObs = (state + action) / n
+	a.PayloadBitsObs = float64(payload*8) / n
+	a.FileBitsPerObs = float64(fileBytes*8) / n
+	a.FileBytes = fileBytes
+	return a
+}
+
+func printAccounting(w io.Writer, a accounting) {
+	fmt.Fprintf(w, "episodes %d, observations %d (N+K: %d transitions + %d initial states), kept %.2f%% of predicted coordinates\n",
+		a.Episodes, a.Observations, a.Transitions, a.Episodes, 100*a.KeptFraction)
+	fmt.Fprintf(w, "bits/obs  ideal %.1f (states %.1f + actions %.1f), physical %.1f payload / %.1f whole file\n",
+		a.IdealBitsPerObs, a.StateBitsPerObs, a.ActionBitsObs, a.PayloadBitsObs, a.FileBitsPerObs)
+	if a.IdealBitsPerObs > 0 && a.FixedWidthBits > 0 {
+		fmt.Fprintf(w, "vs fixed width %d bits/obs: %.3fx\n", a.FixedWidthBits, a.FileBitsPerObs/float64(a.FixedWidthBits))
+	}
+}
+
+func runDecode(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("decode", "--model BUNDLE --in MEM --out FILE [--what codes|states] [--episode ID]",
+		"Decodes a memory file with the bundle it was written with, checks every\n"+
+			"episode's checksum, and writes the reconstructed codes, or states through the\n"+
+			"OPQ decoder, as a trajectory file (.arrow, .parquet or .npy).", stdout)
+	bundlePath := fs.String("model", "", "model bundle (required)")
+	in := fs.String("in", "", "memory file (required)")
+	out := fs.String("out", "", "trajectory file to write (required)")
+	what := fs.String("what", "codes", "codes or states")
+	episode := fs.Int64("episode", -1, "decode only this episode ID (default: all)")
+	batch := fs.Int("batch", 8, "episodes per predictor batch")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if *in == "" || *out == "" {
+		return usagef("--model BUNDLE, --in MEM and --out FILE are required")
+	}
+	if *what != "codes" && *what != "states" {
+		return usagef("--what %q: want codes or states", *what)
+	}
+	if _, err := trajectory.FormatOf(*out); err != nil {
+		return usagef("%v", err)
+	}
+	if *batch < 1 {
+		return usagef("--batch %d must be at least 1", *batch)
+	}
+	b, p, err := loadBundle(*bundlePath)
+	if err != nil {
+		return err
+	}
+	r, err := codec.Open(*in)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := r.CheckBundle(b); err != nil {
+		return err
+	}
+	var which []int
+	if *episode >= 0 {
+		i := r.Find(*episode)
+		if i < 0 {
+			return fmt.Errorf("%s has no episode %d", *in, *episode)
+		}
+		which = []int{i}
+	} else {
+		for i := range r.Episodes() {
+			which = append(which, i)
+		}
+	}
+	content := trajectory.Codes
+	if *what == "states" {
+		content = trajectory.States
+	}
+	w, err := trajectory.Create(*out, trajectory.Meta{Shape: b.OPQ.Shape(), Content: content})
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	dec := b.OPQ.NewEncoder()
+	start := time.Now()
+	obs := 0
+	for lo := 0; lo < len(which); lo += *batch {
+		eps, err := r.Decode(p, which[lo:min(len(which), lo+*batch)])
+		if err != nil {
+			return err
+		}
+		for _, ep := range eps {
+			obs += ep.Len()
+			if content == trajectory.States {
+				if ep, err = statesOf(dec, b.OPQ, ep); err != nil {
+					return err
+				}
+			}
+			if err := w.Write(ep); err != nil {
+				return err
+			}
+		}
+		if !*quiet {
+			fmt.Fprintf(stderr, "decode: %d of %d episodes (%.1f obs/s)\n", min(len(which), lo+*batch), len(which), float64(obs)/time.Since(start).Seconds())
+		}
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "decoded %d episodes, %d observations from %s into %s (%s) in %.1f s (%.1f obs/s); every checksum holds\n",
+		len(which), obs, *in, *out, *what, time.Since(start).Seconds(), float64(obs)/time.Since(start).Seconds())
+	return nil
+}
+
+// statesOf returns ep with its codes replaced by OPQ-decoded states.
+func statesOf(dec *opq.Encoder, q *opq.Quantizer, ep *trajectory.Episode) (*trajectory.Episode, error) {
+	sl, nc := q.Shape().StateLen(), q.Shape().Codes
+	codes := make([]uint8, 0, len(ep.Codes)*nc)
+	for _, z := range ep.Codes {
+		codes = append(codes, z...)
+	}
+	states := make([]float32, len(ep.Codes)*sl)
+	if err := dec.DecodeBatch(states, codes); err != nil {
+		return nil, err
+	}
+	out := &trajectory.Episode{ID: ep.ID, Actions: ep.Actions, States: make([][]float32, len(ep.Codes))}
+	for i := range out.States {
+		out.States[i] = states[i*sl : (i+1)*sl : (i+1)*sl]
+	}
+	return out, nil
+}
+
+func runVerify(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("verify", "--model BUNDLE MEM",
+		"Decodes every episode of a memory file and checks its checksum; exits 0 only\n"+
+			"if every episode is intact.", stdout)
+	bundlePath := fs.String("model", "", "model bundle (required)")
+	batch := fs.Int("batch", 8, "episodes per predictor batch")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want exactly one memory file, got %d arguments", len(pos))
+	}
+	if *batch < 1 {
+		return usagef("--batch %d must be at least 1", *batch)
+	}
+	b, p, err := loadBundle(*bundlePath)
+	if err != nil {
+		return err
+	}
+	r, err := codec.Open(pos[0])
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := r.CheckBundle(b); err != nil {
+		return err
+	}
+	n := len(r.Episodes())
+	obs := 0
+	start := time.Now()
+	for lo := 0; lo < n; lo += *batch {
+		which := make([]int, 0, *batch)
+		for i := lo; i < min(n, lo+*batch); i++ {
+			which = append(which, i)
+		}
+		eps, err := r.Decode(p, which)
+		if err != nil {
+			return err
+		}
+		for _, ep := range eps {
+			obs += ep.Len()
+		}
+	}
+	fmt.Fprintf(stdout, "%s: %d episodes, %d observations intact (decoded in %.1f s, %.1f obs/s)\n",
+		pos[0], n, obs, time.Since(start).Seconds(), float64(obs)/time.Since(start).Seconds())
+	return nil
+}
+
+// inspectMemory prints a memory file's header and accounting.
+func inspectMemory(path string, asJSON bool, stdout io.Writer) error {
+	r, err := codec.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	h := r.Header()
+	a := accounting{Policy: h.Policy.String()}
+	var kept, coords uint64
+	var state, action float64
+	var payload int64
+	J := h.Coords()
+	eps := r.Episodes()
+	for _, e := range eps {
+		a.Episodes++
+		a.Observations += e.Observations
+		a.Transitions += e.Observations - 1
+		kept += e.Kept
+		coords += uint64((e.Observations - 1) * J)
+		state += e.StateBits
+		action += e.ActionBits
+		payload += e.Payload
+	}
+	a = finishAccounting(a, kept, coords, state, action, payload, r.Size())
+	a.FixedWidthBits = J * codeBits(h.Codewords)
+	if asJSON {
+		e := json.NewEncoder(stdout)
+		e.SetIndent("", "  ")
+		return e.Encode(map[string]any{
+			"path": path, "kind": "memory", "version": codec.Version, "bundle_sha256": fmt.Sprintf("%x", h.Bundle),
+			"profile": h.Profile, "precision": h.Precision, "slots": h.Slots, "subspaces": h.Subspaces, "codewords": h.Codewords,
+			"accounting": a, "episodes": eps,
+		})
+	}
+	fmt.Fprintf(stdout, "file          %s (memory file, format %d, %s)\n", path, codec.Version, humanBytes(r.Size()))
+	fmt.Fprintf(stdout, "bundle        sha256 %x\n", h.Bundle)
+	fmt.Fprintf(stdout, "coding        profile %s, precision %d, %d coordinates of %d codewords, policy %s\n",
+		h.Profile, h.Precision, J, h.Codewords, a.Policy)
+	printAccounting(stdout, a)
+	return nil
+}
+
+func codeBits(codewords int) int {
+	b := 0
+	for 1<<b < codewords {
+		b++
+	}
+	return b
+}
+
+// inspectBundle prints what a model bundle holds.
+func inspectBundle(path string, asJSON bool, stdout io.Writer) error {
+	b, err := model.Load(path)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	cfg := b.Model.Config()
+	if asJSON {
+		e := json.NewEncoder(stdout)
+		e.SetIndent("", "  ")
+		return e.Encode(map[string]any{
+			"path": path, "kind": "bundle", "version": model.Version, "size_bytes": st.Size(), "sha256": b.HashString(),
+			"profile": b.Profile, "precision": b.Precision, "policy": b.Policy,
+			"opq":         map[string]any{"shape": b.OPQ.Shape(), "codewords": b.OPQ.Codewords(), "books": b.OPQ.Books(), "info": b.OPQ.Info()},
+			"world_model": map[string]any{"config": cfg, "params": cfg.NumParams()},
+		})
+	}
+	fmt.Fprintf(stdout, "file          %s (model bundle, format %d, %s)\n", path, model.Version, humanBytes(st.Size()))
+	fmt.Fprintf(stdout, "sha256        %s\n", b.HashString())
+	fmt.Fprintf(stdout, "quantizer     %v states -> %d codes of %d codewords, %d codebooks, %s rotation\n",
+		b.OPQ.Shape(), b.OPQ.Shape().Codes, b.OPQ.Codewords(), b.OPQ.Books(), b.OPQ.Info().Rotation)
+	fmt.Fprintf(stdout, "world model   %s: %d layers, width %d, %d heads, MLP %d, window %d; %d parameters\n",
+		cfg.Preset, cfg.Layers, cfg.Width(), cfg.Heads, cfg.MLP, cfg.MaxHistory, cfg.NumParams())
+	fmt.Fprintf(stdout, "coding        profile %s, precision %d, policy %s\n", b.Profile, b.Precision, b.Policy)
+	return nil
+}
