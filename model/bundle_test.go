@@ -1,0 +1,160 @@
+package model
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/memowm/memowm/opq"
+	"github.com/memowm/memowm/sim"
+	"github.com/memowm/memowm/worldmodel"
+)
+
+var (
+	qOnce sync.Once
+	testQ *opq.Quantizer
+)
+
+// testBundle is a tiny world model of 16 codewords with a quantizer fit on
+// 32 x 32 sim states.
+func testBundle(t testing.TB, seed uint64) *Bundle {
+	t.Helper()
+	qOnce.Do(func() {
+		cfg := sim.DefaultConfig()
+		cfg.Shape.Dim, cfg.Episodes, cfg.Steps = 32, 2, 20
+		w, err := sim.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var states [][]float32
+		for i := 0; i < cfg.Episodes; i++ {
+			ep, _, _ := w.Episode(i)
+			states = append(states, ep.States...)
+		}
+		ocfg := opq.DefaultConfig()
+		ocfg.Shape, ocfg.Codewords = cfg.Shape, 16
+		if testQ, err = opq.Fit(states, ocfg); err != nil {
+			t.Fatal(err)
+		}
+	})
+	cfg, _ := worldmodel.Preset("tiny")
+	cfg.Codewords = 16
+	m, err := worldmodel.New(cfg, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Bundle{OPQ: testQ, Model: m, Profile: worldmodel.ProfileF32, Precision: 24, Policy: Policy{Kind: KeepAll}}
+}
+
+func TestBundleRoundTrip(t *testing.T) {
+	b := testBundle(t, 1)
+	b.Policy = Policy{Kind: MinEntropy, MinEntropyQ16: 12345}
+	data, err := b.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Read(bytes.NewReader(append(bytes.Clone(data), "tail"...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Hash() != b.Hash() || r.Hash() == ([32]byte{}) || r.Policy != b.Policy || r.Precision != 24 || r.Profile != worldmodel.ProfileF32 {
+		t.Fatalf("read %+v, hash %s vs %s", r.Policy, r.HashString(), b.HashString())
+	}
+	again, _ := r.Bytes()
+	if !bytes.Equal(again, data) {
+		t.Fatal("read then write changed the bytes")
+	}
+	path := filepath.Join(t.TempDir(), "b.mwb")
+	if err := b.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(path)
+	if err != nil || l.Hash() != b.Hash() || !IsFile(path) {
+		t.Fatalf("Load: %v", err)
+	}
+	// Another seed is another identity.
+	other := testBundle(t, 2)
+	other.Bytes()
+	if other.Hash() == b.Hash() {
+		t.Fatal("two different bundles share a hash")
+	}
+}
+
+func TestBundleDamage(t *testing.T) {
+	b := testBundle(t, 1)
+	data, _ := b.Bytes()
+	// Flip a bit in every part: header, quantizer, weights, checksum.
+	for _, at := range []int{3, 10, 20, 200, len(data) / 3, len(data) / 2, len(data) - 100, len(data) - 1} {
+		d := bytes.Clone(data)
+		d[at] ^= 0x20
+		if _, err := Read(bytes.NewReader(d)); !errors.Is(err, ErrFormat) {
+			t.Errorf("flip at %d: %v", at, err)
+		}
+	}
+	for _, n := range []int{0, 5, 12, 40, 5000, len(data) / 2, len(data) - 1} {
+		_, err := Read(bytes.NewReader(data[:n]))
+		if !errors.Is(err, ErrFormat) || !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("cut to %d: %v", n, err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "t.mwb")
+	os.WriteFile(path, append(bytes.Clone(data), 0), 0o644)
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "data after the checksum") {
+		t.Errorf("trailing byte: %v", err)
+	}
+}
+
+func TestBundleCheck(t *testing.T) {
+	cases := []struct {
+		edit func(*Bundle)
+		want string
+	}{
+		{func(b *Bundle) { b.Profile = "int8" }, `unknown inference profile "int8"`},
+		{func(b *Bundle) { b.Precision = 30 }, "precision 30 is outside [8, 28]"},
+		{func(b *Bundle) { b.Policy = Policy{Kind: "oracle"} }, `unknown retention policy "oracle"`},
+		{func(b *Bundle) { b.Policy = Policy{Kind: KeepAll, MinEntropyQ16: 5} }, "takes no threshold"},
+		{func(b *Bundle) {
+			cfg, _ := worldmodel.Preset("tiny") // 64 codewords, the quantizer has 16
+			b.Model, _ = worldmodel.New(cfg, 1)
+		}, "does not fit the world model"},
+		{func(b *Bundle) { b.OPQ = nil }, "needs a quantizer and a world model"},
+	}
+	for _, c := range cases {
+		b := testBundle(t, 1)
+		c.edit(b)
+		if _, err := b.Bytes(); err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "model: ") {
+			t.Errorf("%q: %v", c.want, err)
+		}
+	}
+}
+
+func TestPolicy(t *testing.T) {
+	keep := Policy{}
+	if !keep.Lossless() || !keep.Keep(5, 0) {
+		t.Fatal("the zero policy must keep everything")
+	}
+	p := Policy{Kind: MinEntropy, MinEntropyQ16: 65536}
+	if p.Lossless() || p.Keep(0, 65535) || !p.Keep(0, 65536) || !p.Keep(0, 1<<20) {
+		t.Fatal("min-entropy keeps H >= threshold (ties keep)")
+	}
+	if !(Policy{Kind: MinEntropy}).Lossless() {
+		t.Fatal("a zero threshold keeps everything")
+	}
+}
+
+func FuzzRead(f *testing.F) {
+	b := testBundle(f, 1)
+	data, _ := b.Bytes()
+	f.Add(data[:300])
+	f.Add([]byte(Magic + "\x01\x00\x00\x00\x02\x00\x00\x00{}"))
+	f.Fuzz(func(t *testing.T, d []byte) {
+		if _, err := Read(bytes.NewReader(d)); err != nil && !errors.Is(err, ErrFormat) {
+			t.Fatalf("error %v does not wrap ErrFormat", err)
+		}
+	})
+}
