@@ -369,3 +369,22 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestSimulateMatchesWriter checks that the file-less closed loop gives the
+// writer's accounting and reconstruction.
+func TestSimulateMatchesWriter(t *testing.T) {
+	_, eps := fixture(t)
+	b, p := testBundle(t, 2, model.Policy{Kind: model.KeepAll})
+	policy := model.Policy{Kind: model.MinEntropy, MinEntropyQ16: 2 << 16}
+	_, want := encodeFile(t, b, p, policy, eps, len(eps))
+	got, err := Simulate(p, policy, eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		w, g := want[i], got[i]
+		if w.Kept != g.Kept || w.StateBits != g.StateBits || w.ActionBits != g.ActionBits || w.Bytes != g.Bytes || !sameCodes(w.Recon, g.Recon) {
+			t.Fatalf("episode %d: Simulate %+v, Writer %+v", w.ID, g, w)
+		}
+	}
+}

@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 
-	"github.com/memowm/memowm/entropy"
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
@@ -90,112 +88,27 @@ func (w *Writer) Write(eps []*trajectory.Episode) ([]EpisodeStats, error) {
 }
 
 func (w *Writer) write(eps []*trajectory.Episode) ([]EpisodeStats, error) {
-	h := w.hdr
-	J, prec := h.Coords(), h.Precision
 	for _, ep := range eps {
-		if err := checkEpisode(ep, h); err != nil {
-			return nil, err
-		}
 		if w.ids[ep.ID] {
 			return nil, fmt.Errorf("codec: episode %d appears twice", ep.ID)
 		}
 		w.ids[ep.ID] = true
 	}
-	loops := make([]*loop, len(eps))
-	encs := make([]*entropy.Encoder, len(eps))
-	acts := make([]*actionCoder, len(eps))
-	stats := make([]EpisodeStats, len(eps))
-	maxObs := 0
-	for i, ep := range eps {
-		loops[i] = &loop{recon: [][]uint8{append([]uint8(nil), ep.Codes[0]...)}}
-		encs[i] = entropy.NewEncoder(nil)
-		acts[i] = newActionCoder()
-		stats[i] = EpisodeStats{ID: ep.ID, Observations: len(ep.Codes), StateBits: float64(J * h.codeBits())}
-		maxObs = max(maxObs, len(ep.Codes))
+	enc, err := encodeBatch(w.pred, w.hdr, w.hdr.Policy, eps, w.KeepRecon)
+	if err != nil {
+		return nil, err
 	}
-	want := make([]bool, len(eps))
-	var preds []worldmodel.Prediction
-	var hs []worldmodel.History
-	var err error
-	actionQ16 := make([]uint64, len(eps))
-	stateQ16 := make([]uint64, len(eps))
-	total := uint32(1) << prec
-	for t := 1; t < maxObs; t++ {
-		for i, ep := range eps {
-			want[i] = t < len(ep.Codes)
-			if !want[i] {
-				continue
-			}
-			a := &ep.Actions[t-1]
-			cost, err := acts[i].encode(encs[i], a)
-			if err != nil {
-				return nil, fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
-			}
-			actionQ16[i] += cost
-			loops[i].actions = append(loops[i].actions, *a)
-		}
-		if preds, hs, err = predictBatch(w.pred, loops, want, preds, hs); err != nil {
-			return nil, err
-		}
-		k := 0
-		for i, ep := range eps {
-			if !want[i] {
-				continue
-			}
-			pr := &preds[k]
-			k++
-			z := ep.Codes[t]
-			rec := make([]uint8, J)
-			for j := 0; j < J; j++ {
-				if !h.Policy.Keep(j, pr.Entropy[j]) {
-					rec[j] = pr.Mode[j]
-					continue
-				}
-				tbl := pr.Table(j)
-				var cum uint32
-				for _, f := range tbl[:z[j]] {
-					cum += f
-				}
-				f := tbl[z[j]]
-				if err := encs[i].Encode(cum, f, prec); err != nil {
-					return nil, fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
-				}
-				stateQ16[i] += uint64(entropy.CostQ16(f, total))
-				stats[i].Kept++
-				rec[j] = z[j]
-			}
-			stats[i].Coords += uint64(J)
-			loops[i].recon = append(loops[i].recon, rec)
-		}
-	}
-	for i, ep := range eps {
-		if err := encs[i].Close(); err != nil {
-			return nil, fmt.Errorf("codec: episode %d: %w", ep.ID, err)
-		}
-		stream := encs[i].Bytes()
-		sec := make([]byte, 0, sectionHead+packedLen(J, h.codeBits())+len(stream)+sectionTail)
-		sec = binary.LittleEndian.AppendUint64(sec, uint64(ep.ID))
-		sec = binary.LittleEndian.AppendUint32(sec, uint32(len(ep.Codes)))
-		sec = binary.LittleEndian.AppendUint32(sec, uint32(packedLen(J, h.codeBits())+len(stream)))
-		sec = packCodes(sec, ep.Codes[0], h.codeBits())
-		sec = append(sec, stream...)
-		sec = binary.LittleEndian.AppendUint32(sec, loops[i].codesCRC())
-		sec = binary.LittleEndian.AppendUint32(sec, crc32.Checksum(sec, castagnoli))
-		if _, err := w.bw.Write(sec); err != nil {
+	stats := make([]EpisodeStats, len(enc))
+	for i, e := range enc {
+		if _, err := w.bw.Write(e.section); err != nil {
 			return nil, fmt.Errorf("codec: %w", err)
 		}
-		stats[i].StateBits += float64(stateQ16[i]) / 65536
-		stats[i].ActionBits = float64(actionQ16[i]) / 65536
-		stats[i].Bytes = int64(len(sec))
-		stats[i].Payload = int64(packedLen(J, h.codeBits()) + len(stream))
-		if w.KeepRecon {
-			stats[i].Recon = loops[i].recon
-		}
+		stats[i] = e.stats
 		w.index = append(w.index, indexEntry{
-			ID: ep.ID, Offset: w.off, Length: uint64(len(sec)), Observations: uint32(len(ep.Codes)),
-			Kept: stats[i].Kept, StateQ16: stateQ16[i] + uint64(J*h.codeBits())<<16, ActionQ16: actionQ16[i],
+			ID: e.stats.ID, Offset: w.off, Length: uint64(len(e.section)), Observations: uint32(e.stats.Observations),
+			Kept: e.stats.Kept, StateQ16: e.stateQ16, ActionQ16: e.actionQ16,
 		})
-		w.off += uint64(len(sec))
+		w.off += uint64(len(e.section))
 	}
 	return stats, nil
 }

@@ -1,0 +1,145 @@
+package codec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+
+	"github.com/memowm/memowm/entropy"
+	"github.com/memowm/memowm/trajectory"
+	"github.com/memowm/memowm/worldmodel"
+)
+
+// Keeper is a retention rule: whether coordinate j, whose predictive table
+// has entropy hQ16 (Q16 bits), is stored. It must decide from its arguments
+// and its own fixed state alone. model.Policy is the Keeper that files use.
+type Keeper interface {
+	Keep(j int, hQ16 uint32) bool
+}
+
+// encoded is one episode coded by encodeBatch.
+type encoded struct {
+	stats     EpisodeStats
+	section   []byte
+	stateQ16  uint64 // ideal bits of the states, Q16, z_0 included
+	actionQ16 uint64 // ideal bits of the actions, Q16
+}
+
+// encodeBatch runs the closed loop over eps as one predictor batch and
+// returns each episode's section and accounting. keep decides retention.
+func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajectory.Episode, keepRecon bool) ([]encoded, error) {
+	J, prec, bits := h.Coords(), h.Precision, h.codeBits()
+	for _, ep := range eps {
+		if err := checkEpisode(ep, h); err != nil {
+			return nil, err
+		}
+	}
+	loops := make([]*loop, len(eps))
+	encs := make([]*entropy.Encoder, len(eps))
+	acts := make([]*actionCoder, len(eps))
+	out := make([]encoded, len(eps))
+	maxObs := 0
+	for i, ep := range eps {
+		loops[i] = &loop{recon: [][]uint8{append([]uint8(nil), ep.Codes[0]...)}}
+		encs[i] = entropy.NewEncoder(nil)
+		acts[i] = newActionCoder()
+		out[i].stats = EpisodeStats{ID: ep.ID, Observations: len(ep.Codes)}
+		out[i].stateQ16 = uint64(J*bits) << 16
+		maxObs = max(maxObs, len(ep.Codes))
+	}
+	want := make([]bool, len(eps))
+	var preds []worldmodel.Prediction
+	var hs []worldmodel.History
+	var err error
+	total := uint32(1) << prec
+	for t := 1; t < maxObs; t++ {
+		for i, ep := range eps {
+			want[i] = t < len(ep.Codes)
+			if !want[i] {
+				continue
+			}
+			a := &ep.Actions[t-1]
+			cost, err := acts[i].encode(encs[i], a)
+			if err != nil {
+				return nil, fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
+			}
+			out[i].actionQ16 += cost
+			loops[i].actions = append(loops[i].actions, *a)
+		}
+		if preds, hs, err = predictBatch(p, loops, want, preds, hs); err != nil {
+			return nil, err
+		}
+		k := 0
+		for i, ep := range eps {
+			if !want[i] {
+				continue
+			}
+			pr := &preds[k]
+			k++
+			z := ep.Codes[t]
+			rec := make([]uint8, J)
+			for j := 0; j < J; j++ {
+				if !keep.Keep(j, pr.Entropy[j]) {
+					rec[j] = pr.Mode[j]
+					continue
+				}
+				tbl := pr.Table(j)
+				var cum uint32
+				for _, f := range tbl[:z[j]] {
+					cum += f
+				}
+				f := tbl[z[j]]
+				if err := encs[i].Encode(cum, f, prec); err != nil {
+					return nil, fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
+				}
+				out[i].stateQ16 += uint64(entropy.CostQ16(f, total))
+				out[i].stats.Kept++
+				rec[j] = z[j]
+			}
+			out[i].stats.Coords += uint64(J)
+			loops[i].recon = append(loops[i].recon, rec)
+		}
+	}
+	for i, ep := range eps {
+		if err := encs[i].Close(); err != nil {
+			return nil, fmt.Errorf("codec: episode %d: %w", ep.ID, err)
+		}
+		stream := encs[i].Bytes()
+		sec := make([]byte, 0, sectionHead+packedLen(J, bits)+len(stream)+sectionTail)
+		sec = binary.LittleEndian.AppendUint64(sec, uint64(ep.ID))
+		sec = binary.LittleEndian.AppendUint32(sec, uint32(len(ep.Codes)))
+		sec = binary.LittleEndian.AppendUint32(sec, uint32(packedLen(J, bits)+len(stream)))
+		sec = packCodes(sec, ep.Codes[0], bits)
+		sec = append(sec, stream...)
+		sec = binary.LittleEndian.AppendUint32(sec, loops[i].codesCRC())
+		sec = binary.LittleEndian.AppendUint32(sec, crc32.Checksum(sec, castagnoli))
+		e := &out[i]
+		e.section = sec
+		e.stats.StateBits = float64(e.stateQ16) / 65536
+		e.stats.ActionBits = float64(e.actionQ16) / 65536
+		e.stats.Bytes = int64(len(sec))
+		e.stats.Payload = int64(packedLen(J, bits) + len(stream))
+		if keepRecon {
+			e.stats.Recon = loops[i].recon
+		}
+	}
+	return out, nil
+}
+
+// Simulate runs the writer's closed loop over eps with the predictor p and
+// the retention rule keep, without writing a file, and returns every
+// episode's accounting with its reconstructed codes (EpisodeStats.Recon):
+// what a memory file written with that rule would hold and decode to.
+func Simulate(p worldmodel.Predictor, keep Keeper, eps []*trajectory.Episode) ([]EpisodeStats, error) {
+	cfg := p.Config()
+	h := &Header{Profile: p.Profile(), Precision: p.Precision(), Slots: cfg.Slots, Subspaces: cfg.Subspaces, Codewords: cfg.Codewords}
+	enc, err := encodeBatch(p, h, keep, eps, true)
+	if err != nil {
+		return nil, err
+	}
+	stats := make([]EpisodeStats, len(enc))
+	for i := range enc {
+		stats[i] = enc[i].stats
+	}
+	return stats, nil
+}
