@@ -62,9 +62,14 @@ func (h *Header) codeBits() int {
 	return b
 }
 
+// policyCode is how the header stores a policy: a kind and one parameter.
+// A risk policy's tables live in the bundle; the header keeps its lambda.
 func policyCode(p model.Policy) (uint32, uint32) {
-	if p.Kind == model.MinEntropy {
+	switch p.Kind {
+	case model.MinEntropy:
 		return 1, p.MinEntropyQ16
+	case model.Risk:
+		return 2, p.LambdaQ16
 	}
 	return 0, 0
 }
@@ -118,6 +123,8 @@ func parseHeader(b []byte) (*Header, error) {
 		}
 	case 1:
 		h.Policy = model.Policy{Kind: model.MinEntropy, MinEntropyQ16: param}
+	case 2:
+		h.Policy = model.Policy{Kind: model.Risk, LambdaQ16: param} // tables: CheckBundle
 	default:
 		return nil, fmt.Errorf("%w: unknown policy %d", ErrFormat, kind)
 	}

@@ -146,11 +146,18 @@ func (r *Reader) Find(id int64) int {
 }
 
 // CheckBundle reports whether the file was written with bundle b; the error
-// (wrapping ErrBundle) names both hashes.
+// (wrapping ErrBundle) names both hashes. A file written with a risk policy
+// takes its tables from the bundle here, so call it before Decode.
 func (r *Reader) CheckBundle(b *model.Bundle) error {
 	if h := b.Hash(); h != r.hdr.Bundle {
 		return fmt.Errorf("codec: %s: %w: the file needs bundle %s, this one is %s",
 			r.path, ErrBundle, hex.EncodeToString(r.hdr.Bundle[:]), hex.EncodeToString(h[:]))
+	}
+	if r.hdr.Policy.Kind == model.Risk {
+		if b.Policy.Kind != model.Risk {
+			return fmt.Errorf("codec: %s: %w: the file uses a risk policy, the bundle has none", r.path, ErrFormat)
+		}
+		r.hdr.Policy = b.Policy.WithLambda(r.hdr.Policy.LambdaQ16)
 	}
 	return nil
 }
@@ -190,6 +197,9 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 	h := r.hdr
 	if err := checkPredictor(p, h); err != nil {
 		return nil, err
+	}
+	if err := h.Policy.Validate(); err != nil {
+		return nil, fmt.Errorf("codec: %s: %w (call CheckBundle first)", r.path, err)
 	}
 	if which == nil {
 		which = make([]int, len(r.index))

@@ -46,6 +46,9 @@ func Create(path string, b *model.Bundle, p worldmodel.Predictor, policy model.P
 	if err := checkPredictor(p, hdr); err != nil {
 		return nil, err
 	}
+	if err := policy.CheckCoords(hdr.Coords()); err != nil {
+		return nil, err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return nil, fmt.Errorf("codec: %w", err)

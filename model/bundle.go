@@ -72,7 +72,10 @@ func (b *Bundle) Check() error {
 	if b.Precision < 8 || b.Precision > 28 {
 		return fmt.Errorf("model: precision %d is outside [8, 28]", b.Precision)
 	}
-	return b.Policy.Validate()
+	if err := b.Policy.Validate(); err != nil {
+		return err
+	}
+	return b.Policy.CheckCoords(cfg.Coords())
 }
 
 // WriteTo writes b in the bundle format and sets its hash.

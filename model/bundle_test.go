@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -62,7 +63,7 @@ func TestBundleRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Hash() != b.Hash() || r.Hash() == ([32]byte{}) || r.Policy != b.Policy || r.Precision != 24 || r.Profile != worldmodel.ProfileF32 {
+	if r.Hash() != b.Hash() || r.Hash() == ([32]byte{}) || !reflect.DeepEqual(r.Policy, b.Policy) || r.Precision != 24 || r.Profile != worldmodel.ProfileF32 {
 		t.Fatalf("read %+v, hash %s vs %s", r.Policy, r.HashString(), b.HashString())
 	}
 	again, _ := r.Bytes()
@@ -117,7 +118,7 @@ func TestBundleCheck(t *testing.T) {
 		{func(b *Bundle) { b.Profile = "int8" }, `unknown inference profile "int8"`},
 		{func(b *Bundle) { b.Precision = 30 }, "precision 30 is outside [8, 28]"},
 		{func(b *Bundle) { b.Policy = Policy{Kind: "oracle"} }, `unknown retention policy "oracle"`},
-		{func(b *Bundle) { b.Policy = Policy{Kind: KeepAll, MinEntropyQ16: 5} }, "takes no threshold"},
+		{func(b *Bundle) { b.Policy = Policy{Kind: KeepAll, MinEntropyQ16: 5} }, "takes no parameters"},
 		{func(b *Bundle) {
 			cfg, _ := worldmodel.Preset("tiny") // 64 codewords, the quantizer has 16
 			b.Model, _ = worldmodel.New(cfg, 1)
@@ -157,4 +158,41 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("error %v does not wrap ErrFormat", err)
 		}
 	})
+}
+
+func TestRiskPolicy(t *testing.T) {
+	p := Policy{Kind: Risk, BinQ16: 16384, BinRate: []int32{1000, -1, 30000}, Marginal: []uint32{500, 700}, Impact: []uint32{65536, 2 << 16}}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	// lambda = 0 keeps everything, whatever the risk.
+	for _, h := range []uint32{0, 1, 1 << 16, 1 << 20} {
+		if !p.Keep(0, h) || !p.Keep(1, h) {
+			t.Fatalf("lambda 0 omitted H=%d", h)
+		}
+	}
+	// Bin 1 is empty: coordinate 1 falls back to its marginal rate 700, so
+	// its risk is 700 * 2^17 = 91750400 (Q32). With H = 20480 (bin 1) the
+	// tie lambda * H = risk is at lambda = 4480 exactly.
+	if got := p.Risk(1, 20480); got != 700*(2<<16) {
+		t.Fatalf("risk %d", got)
+	}
+	at := p.WithLambda(4480) // 4480 * 20480 = 91750400: a tie, kept
+	if !at.Keep(1, 20480) {
+		t.Fatal("the tie was omitted")
+	}
+	if at.WithLambda(4481).Keep(1, 20480) {
+		t.Fatal("one step above the tie was kept")
+	}
+	// A populated bin overrides the marginal rate; H past the table uses the
+	// last bin.
+	if p.Risk(0, 100) != 1000*65536 || p.Risk(0, 1<<20) != 30000*65536 {
+		t.Fatal("bin lookup")
+	}
+	if (Policy{Kind: Risk, BinQ16: 16384, BinRate: []int32{-2}, Marginal: []uint32{1}, Impact: []uint32{1}}).Validate() == nil {
+		t.Fatal("a rate of -2 passed")
+	}
+	if !p.Lossless() || p.WithLambda(1).Lossless() {
+		t.Fatal("Lossless")
+	}
 }
