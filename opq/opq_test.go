@@ -492,3 +492,27 @@ func TestIdentityShortcut(t *testing.T) {
 		t.Fatal("identity shortcut changed decoded states")
 	}
 }
+
+func TestAddCoordinateDelta(t *testing.T) {
+	cfg := smallConfig()
+	cfg.Rounds = 1
+	q := mustFit(t, synth(200, small, 15), cfg)
+	z := encodeAll(t, q, synth(1, small, 16))
+	base, _ := q.Decode(z)
+	for j := 0; j < small.Codes; j++ {
+		to := uint8((int(z[j]) + 1 + j) % q.Codewords())
+		got := append([]float32(nil), base...)
+		q.AddCoordinateDelta(got, j, z[j], to)
+		z2 := bytes.Clone(z)
+		z2[j] = to
+		want, _ := q.Decode(z2)
+		for i := range want {
+			if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1+math.Abs(float64(want[i]))) {
+				t.Fatalf("coordinate %d value %d: delta gives %g, decode %g", j, i, got[i], want[i])
+			}
+			if i/small.Dim != j/q.Subspaces() && got[i] != base[i] {
+				t.Fatalf("coordinate %d changed slot %d", j, i/small.Dim)
+			}
+		}
+	}
+}
