@@ -8,79 +8,32 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
+	fixturepkg "github.com/memowm/memowm/internal/fixture"
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/opq"
-	"github.com/memowm/memowm/sim"
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
 )
 
-var (
-	fixtureOnce sync.Once
-	fixQ        *opq.Quantizer
-	fixEps      []*trajectory.Episode
-)
-
-// fixture fits a quantizer for 32 x 32 sim states and quantizes 6 sim
-// episodes of 8 steps (plus one of a single observation) into codes.
+// fixture is the shared test set's quantizer and episodes, plus an episode
+// of a single observation.
 func fixture(t testing.TB) (*opq.Quantizer, []*trajectory.Episode) {
-	fixtureOnce.Do(func() {
-		cfg := sim.DefaultConfig()
-		cfg.Shape.Dim, cfg.Episodes, cfg.Steps = 32, 6, 8
-		w, err := sim.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var eps []*trajectory.Episode
-		var states [][]float32
-		for i := 0; i < cfg.Episodes; i++ {
-			ep, _, _ := w.Episode(i)
-			eps = append(eps, ep)
-			states = append(states, ep.States...)
-		}
-		ocfg := opq.DefaultConfig()
-		ocfg.Shape = cfg.Shape
-		ocfg.Codewords = 16
-		q, err := opq.Fit(states, ocfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ep := range eps {
-			ep.Codes = make([][]uint8, len(ep.States))
-			for i, s := range ep.States {
-				if ep.Codes[i], err = q.Encode(s); err != nil {
-					t.Fatal(err)
-				}
-			}
-			ep.States, ep.Facts = nil, nil
-		}
-		one := &trajectory.Episode{ID: 99, Codes: eps[0].Codes[:1], Actions: []trajectory.Action{}}
-		fixQ, fixEps = q, append(eps, one)
-	})
-	return fixQ, fixEps
+	t.Helper()
+	s, err := fixturepkg.Get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := &trajectory.Episode{ID: 99, Codes: s.Episodes[0].Codes[:1], Actions: []trajectory.Action{}}
+	return s.Q, append(append([]*trajectory.Episode(nil), s.Episodes...), one)
 }
 
 // testBundle is a bundle of the fixture's quantizer and a randomly
-// initialised tiny world model of 16 codewords.
+// initialised tiny world model.
 func testBundle(t testing.TB, seed uint64, policy model.Policy) (*model.Bundle, worldmodel.Predictor) {
-	q, _ := fixture(t)
-	cfg, err := worldmodel.Preset("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Codewords = q.Codewords()
-	m, err := worldmodel.New(cfg, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &model.Bundle{OPQ: q, Model: m, Profile: worldmodel.ProfileF32, Precision: 24, Policy: policy}
-	if _, err := b.Bytes(); err != nil {
-		t.Fatal(err)
-	}
-	p, err := worldmodel.NewCPU(m, worldmodel.WithPrecision(24))
+	t.Helper()
+	b, p, err := fixturepkg.Bundle(seed, policy)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,109 @@
+package risk
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/opq"
+	"github.com/memowm/memowm/trajectory"
+)
+
+// Scorer is the reader as task impact needs it: bits of each question's
+// reference answer given the decoded state of its observation.
+type Scorer interface {
+	Bits(dst []float64, states [][]float32, qs []*trajectory.Question) ([]float64, error)
+}
+
+// Item is one complete state with a question about it and the reference
+// prediction's modes for it.
+type Item struct {
+	Codes []uint8 // the true codes of the question's observation
+	Modes []uint8 // the reference prediction's mode per coordinate
+	Q     *trajectory.Question
+}
+
+// Impacts are the summed counterfactual changes per coordinate.
+type Impacts struct {
+	Sum  []float64 // sum over errors of the change in answer bits
+	NErr []int     // errors per coordinate
+}
+
+// Mean is V_j = Sum_j / NErr_j (0 for a coordinate without errors).
+func (im *Impacts) Mean() []float64 {
+	v := make([]float64, len(im.Sum))
+	for j, s := range im.Sum {
+		if im.NErr[j] > 0 {
+			v[j] = s / float64(im.NErr[j])
+		}
+	}
+	return v
+}
+
+// Impact measures single-coordinate counterfactuals: for every item, the
+// reader's bits with the complete state and with each wrongly predicted
+// coordinate replaced by its mode (decoded through q, one slot changed).
+// Coordinates whose mode is right are skipped: their change is 0 by
+// definition. progress, if not nil, is called after each item.
+func Impact(q *opq.Quantizer, sc Scorer, items []Item, progress func(done, total int)) (*Impacts, error) {
+	J := q.Shape().Codes
+	im := &Impacts{Sum: make([]float64, J), NErr: make([]int, J)}
+	var states [][]float32
+	var qs []*trajectory.Question
+	var bits []float64
+	for n, it := range items {
+		if len(it.Codes) != J || len(it.Modes) != J {
+			return nil, fmt.Errorf("risk: item %d has %d codes and %d modes, want %d", n, len(it.Codes), len(it.Modes), J)
+		}
+		base, err := q.Decode(it.Codes)
+		if err != nil {
+			return nil, fmt.Errorf("risk: item %d: %w", n, err)
+		}
+		var errs []int
+		for j := 0; j < J; j++ {
+			if it.Modes[j] != it.Codes[j] {
+				errs = append(errs, j)
+			}
+		}
+		need := len(errs) + 1
+		for len(states) < need {
+			states = append(states, make([]float32, len(base)))
+		}
+		states = states[:need]
+		qs = qs[:0]
+		copy(states[0], base)
+		qs = append(qs, it.Q)
+		for k, j := range errs {
+			s := states[k+1]
+			copy(s, base)
+			q.AddCoordinateDelta(s, j, it.Codes[j], it.Modes[j])
+			qs = append(qs, it.Q)
+		}
+		if bits, err = sc.Bits(bits, states, qs); err != nil {
+			return nil, fmt.Errorf("risk: item %d: %w", n, err)
+		}
+		for k, j := range errs {
+			d := bits[k+1] - bits[0]
+			if math.IsNaN(d) || math.IsInf(d, 0) {
+				return nil, fmt.Errorf("risk: item %d coordinate %d: the reader returned %g bits", n, j, bits[k+1])
+			}
+			im.Sum[j] += d
+			im.NErr[j]++
+		}
+		if progress != nil {
+			progress(n+1, len(items))
+		}
+	}
+	return im, nil
+}
+
+// Policy freezes an error lookup and impacts into a risk policy with lambda
+// 0 (lossless until calibration sets lambda). Impacts below 0 clamp to 0.
+func Policy(c *Calibration, minCount uint64, v []float64) model.Policy {
+	binRate, marginal := c.Lookup(minCount)
+	impact := make([]uint32, len(v))
+	for j, x := range v {
+		impact[j] = uint32(math.Round(min(max(x, 0), float64(math.MaxUint32>>16)) * 65536))
+	}
+	return model.Policy{Kind: model.Risk, BinQ16: c.BinQ16, BinRate: binRate, Marginal: marginal, Impact: impact}
+}

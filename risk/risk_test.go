@@ -1,0 +1,172 @@
+package risk
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/memowm/memowm/internal/fixture"
+	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/trajectory"
+	"github.com/memowm/memowm/worldmodel"
+)
+
+// linearScorer is a reader stand-in for tests: the answer costs
+// softplus(<w, state>) bits, a smooth, deterministic function of the state.
+type linearScorer struct{ w []float32 }
+
+func newLinearScorer(n int) *linearScorer {
+	rng := rand.New(rand.NewPCG(9, 9))
+	w := make([]float32, n)
+	for i := range w {
+		w[i] = float32(rng.NormFloat64() / 64)
+	}
+	return &linearScorer{w: w}
+}
+
+func (l *linearScorer) Bits(dst []float64, states [][]float32, qs []*trajectory.Question) ([]float64, error) {
+	dst = dst[:0]
+	for _, s := range states {
+		var a float64
+		for i, v := range s {
+			a += float64(v) * float64(l.w[i])
+		}
+		dst = append(dst, math.Log1p(math.Exp(a))/math.Ln2)
+	}
+	return dst, nil
+}
+
+func setup(t *testing.T) (*fixture.Set, worldmodel.Predictor) {
+	t.Helper()
+	s, err := fixture.Get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, p, err := fixture.Bundle(1, model.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, p
+}
+
+func TestCollect(t *testing.T) {
+	s, p := setup(t)
+	keep := map[StepKey]bool{{s.Episodes[1].ID, 3}: true}
+	c, err := Collect(p, s.Episodes, DefaultBinQ16, keep, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every coordinate of every step t >= 1 is counted once.
+	var steps uint64
+	for _, ep := range s.Episodes {
+		steps += uint64(len(ep.Codes) - 1)
+	}
+	var n, e uint64
+	for b := range c.BinN {
+		n += c.BinN[b]
+		e += c.BinErr[b]
+	}
+	if n != steps*1024 || c.CoordN[7] != steps {
+		t.Fatalf("%d predictions counted, want %d", n, steps*1024)
+	}
+	// The kept modes are the predictor's, and errors match them.
+	ep := s.Episodes[1]
+	var h worldmodel.History
+	for k := 0; k < 3; k++ {
+		h = append(h, worldmodel.Step{Codes: ep.Codes[k], Action: ep.Actions[k]})
+	}
+	pr, err := p.Predict(nil, []worldmodel.History{h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Modes[StepKey{ep.ID, 3}]
+	for j := range got {
+		if got[j] != pr[0].Mode[j] {
+			t.Fatalf("mode of coordinate %d: %d, predictor %d", j, got[j], pr[0].Mode[j])
+		}
+	}
+	if len(c.Modes) != 1 {
+		t.Fatalf("%d steps kept, want 1", len(c.Modes))
+	}
+	// Batching does not change the counts.
+	c1, _ := Collect(p, s.Episodes, DefaultBinQ16, nil, 1)
+	for b := range c.BinN {
+		if c1.BinN[b] != c.BinN[b] || c1.BinErr[b] != c.BinErr[b] {
+			t.Fatal("batch size changed the counts")
+		}
+	}
+	// Lookup: rates in Q16, bins below the minimum count empty.
+	rates, marginal := c.Lookup(50)
+	for b, r := range rates {
+		switch {
+		case c.BinN[b] < 50 && r != -1:
+			t.Fatalf("bin %d with %d predictions has rate %d", b, c.BinN[b], r)
+		case c.BinN[b] >= 50 && math.Abs(float64(r)-float64(c.BinErr[b])*65536/float64(c.BinN[b])) > 0.5:
+			t.Fatalf("bin %d rate %d", b, r)
+		}
+	}
+	if want := float64(c.CoordErr[5]) * 65536 / float64(c.CoordN[5]); math.Abs(float64(marginal[5])-want) > 0.5 {
+		t.Fatalf("marginal %d, want %g", marginal[5], want)
+	}
+	if r := c.ErrorRate(); !(r > 0 && r < 1) || e == 0 {
+		t.Fatalf("error rate %g", r)
+	}
+}
+
+func TestImpact(t *testing.T) {
+	s, p := setup(t)
+	ep := s.Episodes[2]
+	keep := map[StepKey]bool{{ep.ID, 4}: true}
+	c, err := Collect(p, []*trajectory.Episode{ep}, DefaultBinQ16, keep, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &trajectory.Question{Episode: ep.ID, Step: 4, Kind: "page"}
+	modes := c.Modes[StepKey{ep.ID, 4}]
+	sc := newLinearScorer(s.Q.Shape().StateLen())
+	im, err := Impact(s.Q, sc, []Item{{Codes: ep.Codes[4], Modes: modes, Q: q}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := s.Q.Decode(ep.Codes[4])
+	bb, _ := sc.Bits(nil, [][]float32{base}, []*trajectory.Question{q})
+	errs := 0
+	for j := range modes {
+		if modes[j] == ep.Codes[4][j] {
+			// The counterfactual of a coordinate whose mode is right is 0.
+			if im.NErr[j] != 0 || im.Sum[j] != 0 {
+				t.Fatalf("coordinate %d: right mode counted", j)
+			}
+			continue
+		}
+		errs++
+		// The change equals the reader's bits on a fully decoded state.
+		z := append([]uint8(nil), ep.Codes[4]...)
+		z[j] = modes[j]
+		x, _ := s.Q.Decode(z)
+		b, _ := sc.Bits(nil, [][]float32{x}, []*trajectory.Question{q})
+		if im.NErr[j] != 1 || math.Abs(im.Sum[j]-(b[0]-bb[0])) > 1e-4 {
+			t.Fatalf("coordinate %d: impact %g, full decode %g", j, im.Sum[j], b[0]-bb[0])
+		}
+	}
+	if errs == 0 {
+		t.Fatal("the random model made no errors; the test needs some")
+	}
+	v := im.Mean()
+	pol := Policy(c, 1, v)
+	if err := pol.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for j, x := range v {
+		want := uint32(math.Round(max(x, 0) * 65536))
+		if pol.Impact[j] != want {
+			t.Fatalf("impact %d in Q16: %d, want %d", j, pol.Impact[j], want)
+		}
+	}
+	// lambda = 0 keeps everything.
+	for j := range v {
+		if !pol.Keep(j, 1<<17) {
+			t.Fatal("lambda 0 omitted a coordinate")
+		}
+	}
+}
