@@ -1,0 +1,91 @@
+// Package reader holds memowm's fixed reader: the model R whose answer loss
+//
+//	l(q, y; Z) = -log2 P_R(y | q, Z)
+//
+// defines distortion (DESIGN.md sec. 2). Task impact V_j, the counterfactual
+// labels, and lambda calibration all read answers through a Reader.
+//
+// # Overview
+//
+// A Reader scores (state, question) pairs: the state is one decoded
+// observation, Slots x Dim float32 values, slot-major (the output of
+// opq.Quantizer.Decode), and the question a trajectory.Question whose Answer is
+// one of its Choices. The result is the bits of the reference answer.
+//
+// Two readers are provided:
+//
+//   - Probe, a small built-in model trained on complete quantised states and
+//     the sim questions (TrainProbe), then frozen and saved (Probe.WriteTo,
+//     Read, Save, Load). Its forward pass (probe.go) is
+//
+//     x'   = (x - mean) * invstd               per (slot, channel), fixed from training data
+//     y_s  = x'_s Wp                           S x K slot projection, question independent
+//     u, b, c = sums of hashed question-feature rows (kind, subject, kind|subject)
+//     l_s  = y_s . u + b_s                     attention logit of slot s
+//     a    = softmax(l)                        over the S slots
+//     r    = sum_s a_s y_s                     pooled evidence (K)
+//     h    = relu(r W1 + b1 + c)               hidden (H)
+//     s_i  = h . E_i + e_i                     E_i, e_i: sums of hashed choice-feature rows
+//     P    = softmax(s) over the choices       (choice, subject|choice, kind|choice)
+//
+//     Features are hashed (FNV-1a 64, two buckets each), so a subject or choice
+//     never seen in training still gets a score.
+//
+//   - HTTPReader, an adapter for a reader of the user's own (for example an LLM
+//     behind a local endpoint), speaking the JSON protocol documented in
+//     external.go, with a timeout and retries.
+//
+// Single-coordinate counterfactuals change one slot of a decoded state (a code
+// j belongs to slot j / Subspaces, and OPQ's rotation acts within a slot), so
+// Reader.BitsEdits scores many one-slot edits of one base state under one
+// question. The probe projects the base state once and each edit's slot once.
+//
+// # Invariants
+//
+//   - Determinism: the probe's results depend only on its parameters and the
+//     inputs, never on batch size, batch order, GOMAXPROCS or the path taken:
+//     Bits of a batch equals Bits one by one, and BitsEdits equals Bits of the
+//     edited state, bit for bit. The projection is internal/f32's MulTo (one
+//     documented order, no fused multiply-add); the rest is float64 with a fixed
+//     order of operations and explicit float64(a*b) roundings.
+//   - The standard library's math.Exp and math.Log are used. Reader outputs
+//     feed calibration statistics (V_j, lambda) that are stored in the model
+//     bundle; they are never recomputed by a decoder, so they do not need to be
+//     bit-identical across architectures, only reproducible on one machine.
+//   - Training (TrainProbe) is seeded and deterministic for a given config:
+//     the split, the shuffles, the initialisation and the gradient sums (a
+//     fixed number of chunks summed in chunk order) do not depend on GOMAXPROCS.
+//   - Files are versioned and end in a CRC-32C; Read consumes exactly a probe's
+//     bytes, refuses damaged or foreign data with an error wrapping ErrFormat,
+//     never panics, and grows memory only with the bytes actually read.
+//   - Every error message starts with "reader: ".
+//
+// # Concurrency
+//
+// A Probe is immutable after TrainProbe or Read and safe for concurrent use.
+// An HTTPReader is safe for concurrent use.
+package reader
+
+import "errors"
+
+// Errors. Each error returned by this package wraps at most one of these.
+var (
+	// ErrFormat is wrapped by every error about data that is not a valid
+	// probe file.
+	ErrFormat = errors.New("reader: not a valid probe file")
+	// ErrShape is wrapped when a state has the wrong number of values or is
+	// not finite, or a slot edit is out of range.
+	ErrShape = errors.New("reader: state does not match the reader's shape")
+	// ErrQuestion is wrapped when a question has no choices or its answer
+	// is not among them.
+	ErrQuestion = errors.New("reader: invalid question")
+	// ErrResponse is wrapped when an external reader's response is not
+	// usable: not JSON, a missing field, a non-finite or out-of-range value,
+	// the wrong number of log-probabilities, or a non-retryable HTTP status.
+	ErrResponse = errors.New("reader: bad response from external reader")
+	// ErrUnavailable is wrapped when an external reader did not answer
+	// successfully within its retries (timeouts, 5xx, connection errors).
+	ErrUnavailable = errors.New("reader: external reader unavailable")
+	// ErrConfig is wrapped when a ProbeConfig or an option is out of range.
+	ErrConfig = errors.New("reader: invalid configuration")
+)

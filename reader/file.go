@@ -1,0 +1,223 @@
+package reader
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+// The probe file format, version 1, little-endian throughout:
+//
+//	magic   [8]byte "\x89RDR\r\n\x1a\n"
+//	header  fileHeader (64 bytes): version, kind (1 = probe), the Arch
+//	params  [n]float32, the tensors in layout order:
+//	        mean (S,D), invstd (S,D), Wp (D,K), Qk (NQ,K), Qs (NQ,S), Qh (NQ,H),
+//	        W1 (K,H), b1 (H), Ce (NC,H), cb (NC)
+//	crc     uint32, CRC-32C (Castagnoli) of every byte before it
+const (
+	// Version is the probe file format version that WriteTo writes.
+	Version = 1
+	// Magic starts every probe file.
+	Magic = "\x89RDR\r\n\x1a\n"
+)
+
+const kindProbe = 1
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+type fileHeader struct {
+	Version, Kind                  uint32
+	Slots, Dim, Proj, Hidden       uint32
+	QuestionBuckets, ChoiceBuckets uint32
+	_                              [32]byte // reserved, zero
+}
+
+// WriteTo writes p in the file format. The bytes depend only on p.
+func (p *Probe) WriteTo(w io.Writer) (int64, error) {
+	cw := &countWriter{w: w, h: crc32.New(castagnoli)}
+	bw := bufio.NewWriter(cw)
+	a := p.arch
+	h := fileHeader{Version: Version, Kind: kindProbe, Slots: uint32(a.Slots), Dim: uint32(a.Dim),
+		Proj: uint32(a.Proj), Hidden: uint32(a.Hidden),
+		QuestionBuckets: uint32(a.QuestionBuckets), ChoiceBuckets: uint32(a.ChoiceBuckets)}
+	bw.WriteString(Magic)
+	binary.Write(bw, binary.LittleEndian, &h)
+	var buf [4]byte
+	for _, v := range p.w {
+		binary.LittleEndian.PutUint32(buf[:], math.Float32bits(v))
+		bw.Write(buf[:])
+	}
+	if err := bw.Flush(); err != nil {
+		return cw.n, fmt.Errorf("reader: writing probe: %w", err)
+	}
+	binary.LittleEndian.PutUint32(buf[:], cw.h.Sum32())
+	if _, err := cw.Write(buf[:]); err != nil {
+		return cw.n, fmt.Errorf("reader: writing probe: %w", err)
+	}
+	return cw.n, nil
+}
+
+type countWriter struct {
+	w io.Writer
+	h hash.Hash32
+	n int64
+}
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	c.h.Write(b[:n])
+	return n, err
+}
+
+// crcReader hashes what it reads.
+type crcReader struct {
+	r io.Reader
+	h hash.Hash32
+}
+
+func (c *crcReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.h.Write(b[:n])
+	return n, err
+}
+
+func formatErr(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrFormat}, args...)...)
+}
+
+// short turns an end of input inside the structure into
+// io.ErrUnexpectedEOF, wrapped with ErrFormat.
+func short(what string, err error) error {
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("%w: %s: %w", ErrFormat, what, err)
+}
+
+// readChunk bounds how much Read allocates ahead of the bytes it has read.
+const readChunk = 1 << 16
+
+// Read reads one probe in the file format from r, consuming exactly its
+// bytes (r is not read past the checksum), so a probe can be embedded in a
+// larger file. Damaged or foreign data gives an error wrapping ErrFormat (a
+// short read also wraps io.ErrUnexpectedEOF), never a panic; memory grows with
+// the bytes actually read, not with sizes claimed by the header.
+func Read(r io.Reader) (*Probe, error) {
+	cr := &crcReader{r: r, h: crc32.New(castagnoli)}
+	var magic [len(Magic)]byte
+	if _, err := io.ReadFull(cr, magic[:]); err != nil {
+		return nil, short("magic", err)
+	}
+	if string(magic[:]) != Magic {
+		return nil, formatErr("bad magic %q", magic[:])
+	}
+	var h fileHeader
+	if err := binary.Read(cr, binary.LittleEndian, &h); err != nil {
+		return nil, short("header", err)
+	}
+	if h.Version != Version {
+		return nil, formatErr("version %d, this build reads version %d", h.Version, Version)
+	}
+	if h.Kind != kindProbe {
+		return nil, formatErr("reader kind %d, want %d (probe)", h.Kind, kindProbe)
+	}
+	a := Arch{Slots: int(h.Slots), Dim: int(h.Dim), Proj: int(h.Proj), Hidden: int(h.Hidden),
+		QuestionBuckets: int(h.QuestionBuckets), ChoiceBuckets: int(h.ChoiceBuckets)}
+	if err := a.validate(); err != nil {
+		return nil, fmt.Errorf("%w: header: %w", ErrFormat, err)
+	}
+	n := a.numParams()
+	w := make([]float32, 0, min(n, readChunk))
+	buf := make([]byte, 4*readChunk)
+	for len(w) < n {
+		m := min(n-len(w), readChunk)
+		if _, err := io.ReadFull(cr, buf[:4*m]); err != nil {
+			return nil, short("parameters", err)
+		}
+		for i := 0; i < m; i++ {
+			v := math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return nil, formatErr("parameter %d is %v", len(w)+i, v)
+			}
+			w = append(w, v)
+		}
+	}
+	want := cr.h.Sum32()
+	var tail [4]byte
+	if _, err := io.ReadFull(r, tail[:]); err != nil {
+		return nil, short("checksum", err)
+	}
+	if got := binary.LittleEndian.Uint32(tail[:]); got != want {
+		return nil, formatErr("checksum %08x, computed %08x", got, want)
+	}
+	p := &Probe{arch: a, lay: a.layout(), w: w}
+	p.setName()
+	return p, nil
+}
+
+// Load reads the probe file at path. Bytes after the checksum are an error.
+func Load(path string) (*Probe, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reader: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReader(f)
+	p, err := Read(br)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return nil, fmt.Errorf("%s: %w: bytes after the checksum", path, ErrFormat)
+	}
+	return p, nil
+}
+
+// Save writes p to path through a temporary file in the same directory,
+// synced and then renamed, so path never holds a partial file.
+func (p *Probe) Save(path string) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("reader: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = p.WriteTo(f); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("reader: %w", err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("reader: %w", err)
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("reader: %w", err)
+	}
+	return nil
+}
+
+// IsFile reports whether the file at path starts with the probe magic.
+func IsFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var m [len(Magic)]byte
+	_, err = io.ReadFull(f, m[:])
+	return err == nil && bytes.Equal(m[:], []byte(Magic))
+}
