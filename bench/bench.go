@@ -1,0 +1,336 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/memowm/memowm/codec"
+	"github.com/memowm/memowm/entropy"
+	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/trajectory"
+	"github.com/memowm/memowm/worldmodel"
+)
+
+// Row is one method's result.
+type Row struct {
+	Name             string   `json:"name"`
+	BitsPerObs       float64  `json:"bits_per_obs"`
+	IdealBitsPerObs  float64  `json:"ideal_bits_per_obs"`
+	ActionBitsPerObs float64  `json:"action_bits_per_obs"`
+	DeltaNLLBits     *float64 `json:"delta_nll_bits"` // 0 for lossless rows; null when unmeasured
+	KeptFraction     float64  `json:"kept_fraction"`
+	EncodeObsPerS    float64  `json:"encode_obs_per_s"`
+	DecodeObsPerS    float64  `json:"decode_obs_per_s"`
+	RatioFixedWidth  float64  `json:"ratio_to_fixed_width"`
+	Note             string   `json:"note,omitempty"`
+}
+
+// Report is a bench run.
+type Report struct {
+	Bundle       string `json:"bundle_sha256"`
+	Episodes     int    `json:"episodes"`
+	Observations int    `json:"observations"` // N + K
+	Transitions  int    `json:"transitions"`  // N
+	Methods      []Row  `json:"methods"`
+}
+
+// Options configures Run.
+type Options struct {
+	Batch    int               // episodes per predictor batch (default 8)
+	Dir      string            // where temporary memory files go (default os.TempDir)
+	Progress func(name string) // called before each row, if not nil
+}
+
+// Run benchmarks every row on eps (codes) with bundle b and predictor p.
+func Run(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, opt Options) (*Report, error) {
+	if opt.Batch <= 0 {
+		opt.Batch = 8
+	}
+	cfg := p.Config()
+	J, C := cfg.Coords(), cfg.Codewords
+	bits := 0
+	for 1<<bits < C {
+		bits++
+	}
+	r := &Report{Bundle: b.HashString(), Episodes: len(eps)}
+	for _, ep := range eps {
+		if ep.Codes == nil {
+			return nil, fmt.Errorf("bench: episode %d holds no codes", ep.ID)
+		}
+		r.Observations += len(ep.Codes)
+		r.Transitions += len(ep.Codes) - 1
+	}
+	if r.Observations == 0 {
+		return nil, fmt.Errorf("bench: no observations")
+	}
+	progress := func(name string) {
+		if opt.Progress != nil {
+			opt.Progress(name)
+		}
+	}
+
+	// The memory-file rows come first: they give the action cost every row
+	// is charged.
+	progress("wm-all-send")
+	all, err := memoryRow(b, p, eps, model.Policy{Kind: model.KeepAll}, opt)
+	if err != nil {
+		return nil, err
+	}
+	all.Name = "wm-all-send"
+	zero := 0.0
+	all.DeltaNLLBits = &zero
+	actions := all.ActionBitsPerObs
+	fixed := float64(J*bits) + actions
+
+	progress("fixed-width")
+	r.Methods = append(r.Methods, Row{Name: "fixed-width", BitsPerObs: fixed, IdealBitsPerObs: fixed,
+		ActionBitsPerObs: actions, DeltaNLLBits: &zero, KeptFraction: 1, Note: fmt.Sprintf("%d bits per code", bits)})
+
+	progress("zstd")
+	z, err := zstdRow(eps, bits, actions)
+	if err != nil {
+		return nil, err
+	}
+	z.DeltaNLLBits = &zero
+	r.Methods = append(r.Methods, z)
+
+	progress("order1-context")
+	o, err := order1Row(eps, J, C, bits, actions)
+	if err != nil {
+		return nil, err
+	}
+	o.DeltaNLLBits = &zero
+	r.Methods = append(r.Methods, o)
+
+	r.Methods = append(r.Methods, all)
+	progress("wm-gated")
+	gated, err := memoryRow(b, p, eps, b.Policy, opt)
+	if err != nil {
+		return nil, err
+	}
+	gated.Name = "wm-gated"
+	if b.Policy.Lossless() {
+		gated.DeltaNLLBits = &zero
+		gated.Note = "the bundle's policy is lossless: no calibrated lambda yet"
+	} else {
+		gated.Note = "distortion needs the bundle's reader (not measured in this release)"
+	}
+	r.Methods = append(r.Methods, gated)
+	for i := range r.Methods {
+		r.Methods[i].RatioFixedWidth = r.Methods[i].BitsPerObs / fixed
+	}
+	return r, nil
+}
+
+// memoryRow writes a memory file with policy, decodes it back and checks
+// the reconstruction.
+func memoryRow(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, policy model.Policy, opt Options) (Row, error) {
+	dir := opt.Dir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	f, err := os.CreateTemp(dir, "memowm-bench-*.mwm")
+	if err != nil {
+		return Row{}, fmt.Errorf("bench: %w", err)
+	}
+	path := f.Name()
+	f.Close()
+	defer os.Remove(path)
+	start := time.Now()
+	w, err := codec.Create(path, b, p, policy)
+	if err != nil {
+		return Row{}, err
+	}
+	w.KeepRecon = true
+	var stats []codec.EpisodeStats
+	for lo := 0; lo < len(eps); lo += opt.Batch {
+		st, err := w.Write(eps[lo:min(len(eps), lo+opt.Batch)])
+		if err != nil {
+			w.Abort()
+			return Row{}, err
+		}
+		stats = append(stats, st...)
+	}
+	if err := w.Close(); err != nil {
+		return Row{}, err
+	}
+	encT := time.Since(start)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Row{}, fmt.Errorf("bench: %w", err)
+	}
+	start = time.Now()
+	rd, err := codec.Open(path)
+	if err != nil {
+		return Row{}, err
+	}
+	defer rd.Close()
+	if err := rd.CheckBundle(b); err != nil {
+		return Row{}, err
+	}
+	n := len(rd.Episodes())
+	k := 0
+	for lo := 0; lo < n; lo += opt.Batch {
+		which := make([]int, 0, opt.Batch)
+		for i := lo; i < min(n, lo+opt.Batch); i++ {
+			which = append(which, i)
+		}
+		got, err := rd.Decode(p, which)
+		if err != nil {
+			return Row{}, err
+		}
+		for _, ep := range got {
+			for t := range ep.Codes {
+				if string(ep.Codes[t]) != string(stats[k].Recon[t]) {
+					return Row{}, fmt.Errorf("bench: episode %d step %d decodes differently from what was written", ep.ID, t)
+				}
+			}
+			k++
+		}
+	}
+	decT := time.Since(start)
+	var state, action float64
+	var kept, coords uint64
+	nobs := 0
+	for _, s := range stats {
+		state += s.StateBits
+		action += s.ActionBits
+		kept += s.Kept
+		coords += s.Coords
+		nobs += s.Observations
+	}
+	o := float64(max(nobs, 1))
+	row := Row{
+		BitsPerObs: float64(fi.Size()*8) / o, IdealBitsPerObs: (state + action) / o, ActionBitsPerObs: action / o,
+		EncodeObsPerS: o / encT.Seconds(), DecodeObsPerS: o / decT.Seconds(), KeptFraction: 1,
+	}
+	if coords > 0 {
+		row.KeptFraction = float64(kept) / float64(coords)
+	}
+	return row, nil
+}
+
+func pack(z []uint8, bits int, dst []byte) []byte {
+	var acc uint64
+	n := 0
+	for _, c := range z {
+		acc |= uint64(c) << n
+		n += bits
+		for n >= 8 {
+			dst = append(dst, byte(acc))
+			acc >>= 8
+			n -= 8
+		}
+	}
+	if n > 0 {
+		dst = append(dst, byte(acc))
+	}
+	return dst
+}
+
+// zstdRow compresses each episode's packed codes at zstd's best level.
+func zstdRow(eps []*trajectory.Episode, bits int, actions float64) (Row, error) {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return Row{}, fmt.Errorf("bench: %w", err)
+	}
+	defer enc.Close()
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		return Row{}, fmt.Errorf("bench: %w", err)
+	}
+	defer dec.Close()
+	var raw [][]byte
+	obs := 0
+	for _, ep := range eps {
+		var b []byte
+		for _, z := range ep.Codes {
+			b = pack(z, bits, b)
+		}
+		raw = append(raw, b)
+		obs += len(ep.Codes)
+	}
+	start := time.Now()
+	var comp [][]byte
+	total := 0
+	for _, b := range raw {
+		c := enc.EncodeAll(b, nil)
+		comp = append(comp, c)
+		total += len(c)
+	}
+	encT := time.Since(start)
+	start = time.Now()
+	for i, c := range comp {
+		d, err := dec.DecodeAll(c, nil)
+		if err != nil || string(d) != string(raw[i]) {
+			return Row{}, fmt.Errorf("bench: zstd round trip of episode %d failed: %v", eps[i].ID, err)
+		}
+	}
+	decT := time.Since(start)
+	o := float64(obs)
+	bpo := float64(total*8)/o + actions
+	return Row{Name: "zstd", BitsPerObs: bpo, IdealBitsPerObs: bpo, ActionBitsPerObs: actions, KeptFraction: 1,
+		EncodeObsPerS: o / encT.Seconds(), DecodeObsPerS: o / decT.Seconds(), Note: "best level, per episode"}, nil
+}
+
+// order1Row codes every code conditioned on its coordinate's previous code
+// with adaptive counts that carry over from episode to episode.
+func order1Row(eps []*trajectory.Episode, J, C, bits int, actions float64) (Row, error) {
+	m, err := entropy.NewContextModel(J, C, C)
+	if err != nil {
+		return Row{}, fmt.Errorf("bench: %w", err)
+	}
+	e := entropy.NewEncoder(nil)
+	var ideal uint64
+	obs := 0
+	start := time.Now()
+	for _, ep := range eps {
+		obs += len(ep.Codes)
+		for t := 1; t < len(ep.Codes); t++ {
+			prev, z := ep.Codes[t-1], ep.Codes[t]
+			for j := 0; j < J; j++ {
+				ideal += uint64(m.CostQ16(j, int(prev[j]), int(z[j])))
+				if err := m.Encode(e, j, int(prev[j]), int(z[j])); err != nil {
+					return Row{}, fmt.Errorf("bench: %w", err)
+				}
+			}
+		}
+	}
+	if err := e.Close(); err != nil {
+		return Row{}, fmt.Errorf("bench: %w", err)
+	}
+	encT := time.Since(start)
+	stream := e.Bytes()
+	start = time.Now()
+	m.Reset()
+	d, err := entropy.NewDecoderBytes(stream)
+	if err != nil {
+		return Row{}, fmt.Errorf("bench: %w", err)
+	}
+	for _, ep := range eps {
+		for t := 1; t < len(ep.Codes); t++ {
+			prev, z := ep.Codes[t-1], ep.Codes[t]
+			for j := 0; j < J; j++ {
+				s, err := m.Decode(d, j, int(prev[j]))
+				if err != nil || s != int(z[j]) {
+					return Row{}, fmt.Errorf("bench: order-1 round trip failed at episode %d step %d: %v", ep.ID, t, err)
+				}
+			}
+		}
+	}
+	if err := d.Finish(); err != nil {
+		return Row{}, fmt.Errorf("bench: %w", err)
+	}
+	decT := time.Since(start)
+	o := float64(obs)
+	first := float64(len(eps) * J * bits)
+	return Row{Name: "order1-context",
+		BitsPerObs:       (first+float64(len(stream)*8))/o + actions,
+		IdealBitsPerObs:  (first+float64(ideal)/65536)/o + actions,
+		ActionBitsPerObs: actions, KeptFraction: 1,
+		EncodeObsPerS: o / encT.Seconds(), DecodeObsPerS: o / decT.Seconds(),
+		Note: "adaptive across episodes in file order; first states raw"}, nil
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/memowm/memowm/bench"
+	"github.com/memowm/memowm/trajectory"
+)
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", "--model BUNDLE --in TRAJ [--json] [--md]",
+		"Measures bits per observation of memowm and its baselines on the same episodes\n"+
+			"under one accounting: N + K observations, the same action cost for every row,\n"+
+			"physical and ideal bits side by side. States are quantized through the bundle.", stdout)
+	bundlePath := fs.String("model", "", "model bundle (required)")
+	in := fs.String("in", "", "trajectories (required)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	md := fs.Bool("md", false, "print the table as Markdown")
+	batch := fs.Int("batch", 8, "episodes per predictor batch")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if *in == "" {
+		return usagef("--model BUNDLE and --in TRAJ are required")
+	}
+	if *batch < 1 {
+		return usagef("--batch %d must be at least 1", *batch)
+	}
+	b, p, err := loadBundle(*bundlePath)
+	if err != nil {
+		return err
+	}
+	r, err := trajectory.Open(*in)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if m := r.Meta(); m.Content == trajectory.States && m.Shape != b.OPQ.Shape() {
+		return fmt.Errorf("%s holds %v states, but the bundle's quantizer takes %v", *in, m.Shape, b.OPQ.Shape())
+	}
+	enc := b.OPQ.NewEncoder()
+	var eps []*trajectory.Episode
+	for {
+		ep, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if ep.States != nil {
+			if ep, err = quantizeEpisode(enc, b.OPQ, ep); err != nil {
+				return err
+			}
+		}
+		eps = append(eps, ep)
+	}
+	start := time.Now()
+	rep, err := bench.Run(b, p, eps, bench.Options{Batch: *batch, Progress: func(name string) {
+		if !*quiet {
+			fmt.Fprintf(stderr, "bench: %s (%.1f s)\n", name, time.Since(start).Seconds())
+		}
+	}})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		e := json.NewEncoder(stdout)
+		e.SetIndent("", "  ")
+		return e.Encode(rep)
+	}
+	fmt.Fprintf(stdout, "%d episodes, %d observations (N+K: %d transitions + %d initial states); bundle %.12s\n",
+		rep.Episodes, rep.Observations, rep.Transitions, rep.Episodes, rep.Bundle)
+	if *md {
+		fmt.Fprintf(stdout, "\n| method | bits/obs | ideal bits/obs | actions | x fixed | delta NLL bits | kept | encode obs/s | decode obs/s |\n")
+		fmt.Fprintf(stdout, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	} else {
+		fmt.Fprintf(stdout, "%-15s %10s %10s %8s %8s %9s %7s %11s %11s\n", "method", "bits/obs", "ideal", "actions", "x fixed", "dNLL bits", "kept", "enc obs/s", "dec obs/s")
+	}
+	speed := func(v float64) string {
+		if v == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f", v)
+	}
+	for _, m := range rep.Methods {
+		dnll := "n/a"
+		if m.DeltaNLLBits != nil {
+			dnll = fmt.Sprintf("%.4f", *m.DeltaNLLBits)
+		}
+		if *md {
+			fmt.Fprintf(stdout, "| %s | %.1f | %.1f | %.1f | %.3f | %s | %.1f%% | %s | %s |\n", m.Name, m.BitsPerObs, m.IdealBitsPerObs,
+				m.ActionBitsPerObs, m.RatioFixedWidth, dnll, 100*m.KeptFraction, speed(m.EncodeObsPerS), speed(m.DecodeObsPerS))
+		} else {
+			fmt.Fprintf(stdout, "%-15s %10.1f %10.1f %8.1f %8.3f %9s %6.1f%% %11s %11s\n", m.Name, m.BitsPerObs, m.IdealBitsPerObs,
+				m.ActionBitsPerObs, m.RatioFixedWidth, dnll, 100*m.KeptFraction, speed(m.EncodeObsPerS), speed(m.DecodeObsPerS))
+		}
+	}
+	for _, m := range rep.Methods {
+		if m.Note != "" {
+			fmt.Fprintf(stdout, "  %s: %s\n", m.Name, m.Note)
+		}
+	}
+	return nil
+}
