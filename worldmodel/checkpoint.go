@@ -1,0 +1,242 @@
+package worldmodel
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+// A checkpoint is everything a Trainer needs to continue a run as if it had
+// not stopped:
+//
+//	magic     [8]byte "MWMCKPT\n"
+//	version   uint32 (1)
+//	header    uint32 length + JSON: steps done, the TrainConfig, the
+//	          training data's fingerprint and example count
+//	weights   uint64 length + a weights file (Model.WriteTo)
+//	moments   uint64 count P, then AdamW's m and v (P float32 each, little endian)
+//	crc       uint32, CRC-32C of every byte before it
+//
+// The data order and the dropout masks are functions of the seed and the
+// step, so they need no state.
+
+const (
+	ckptMagic   = "MWMCKPT\n"
+	ckptVersion = 1
+)
+
+// ErrCheckpoint: a file that is not a valid checkpoint, or one that does not
+// belong to the training data it is resumed on.
+var ErrCheckpoint = errors.New("worldmodel: invalid checkpoint")
+
+type ckptHeader struct {
+	Step        int         `json:"step"`
+	Train       TrainConfig `json:"train"`
+	Fingerprint uint32      `json:"data_crc32c"`
+	Examples    int         `json:"examples"`
+}
+
+// WriteCheckpoint writes the trainer's state to w.
+func (t *Trainer) WriteCheckpoint(w io.Writer) error {
+	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)
+	hdr, err := json.Marshal(ckptHeader{Step: t.step, Train: t.tc, Fingerprint: t.fp, Examples: len(t.ex)})
+	if err != nil {
+		return err
+	}
+	var b [8]byte
+	bw.WriteString(ckptMagic)
+	binary.LittleEndian.PutUint32(b[:4], ckptVersion)
+	bw.Write(b[:4])
+	binary.LittleEndian.PutUint32(b[:4], uint32(len(hdr)))
+	bw.Write(b[:4])
+	bw.Write(hdr)
+	var wb bytes.Buffer
+	if _, err := t.m.WriteTo(&wb); err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint64(b[:], uint64(wb.Len()))
+	bw.Write(b[:])
+	bw.Write(wb.Bytes())
+	P := len(t.m.p.Data)
+	binary.LittleEndian.PutUint64(b[:], uint64(P))
+	bw.Write(b[:])
+	m, v := t.opt.m, t.opt.v
+	if m == nil {
+		m, v = make([]float32, P), make([]float32, P)
+	}
+	for _, s := range [][]float32{m, v} {
+		for _, x := range s {
+			binary.LittleEndian.PutUint32(b[:4], math.Float32bits(x))
+			bw.Write(b[:4])
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint32(b[:4], crc.Sum32())
+	_, err = w.Write(b[:4])
+	return err
+}
+
+// SaveCheckpoint writes the checkpoint to path: a temporary file in the same
+// directory, synced and renamed.
+func (t *Trainer) SaveCheckpoint(path string) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = t.WriteCheckpoint(f); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// Checkpoint is a checkpoint read back: the model at Step steps and the
+// state to continue.
+type Checkpoint struct {
+	Model *Model
+	Step  int
+	Train TrainConfig
+	fp    uint32
+	m, v  []float32
+}
+
+// ReadCheckpoint reads a checkpoint. Damaged input gives an error wrapping
+// ErrCheckpoint (and the weights file's errors), never a panic.
+func ReadCheckpoint(r io.Reader) (*Checkpoint, error) {
+	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
+	br := bufio.NewReaderSize(r, 1<<20)
+	tr := io.TeeReader(br, crc)
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrCheckpoint, fmt.Sprintf(format, args...))
+	}
+	short := func(err error) error {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("%w: truncated: %w", ErrCheckpoint, io.ErrUnexpectedEOF)
+		}
+		return err
+	}
+	var b [16]byte
+	if _, err := io.ReadFull(tr, b[:16]); err != nil {
+		return nil, short(err)
+	}
+	if string(b[:8]) != ckptMagic {
+		return nil, bad("bad magic")
+	}
+	if v := binary.LittleEndian.Uint32(b[8:12]); v != ckptVersion {
+		return nil, bad("version %d (this build reads %d)", v, ckptVersion)
+	}
+	hl := binary.LittleEndian.Uint32(b[12:16])
+	if hl > 1<<20 {
+		return nil, bad("header of %d bytes", hl)
+	}
+	hdr := make([]byte, hl)
+	if _, err := io.ReadFull(tr, hdr); err != nil {
+		return nil, short(err)
+	}
+	var h ckptHeader
+	if err := json.Unmarshal(hdr, &h); err != nil {
+		return nil, bad("header: %v", err)
+	}
+	if _, err := io.ReadFull(tr, b[:8]); err != nil {
+		return nil, short(err)
+	}
+	wl := binary.LittleEndian.Uint64(b[:8])
+	lr := &io.LimitedReader{R: tr, N: int64(min(wl, 1<<40))}
+	m, err := Read(lr)
+	if err != nil {
+		return nil, fmt.Errorf("%w: weights: %w", ErrCheckpoint, err)
+	}
+	if lr.N != 0 {
+		return nil, bad("weights length %d does not match the weights file", wl)
+	}
+	if _, err := io.ReadFull(tr, b[:8]); err != nil {
+		return nil, short(err)
+	}
+	P := len(m.p.Data)
+	if n := binary.LittleEndian.Uint64(b[:8]); n != uint64(P) {
+		return nil, bad("%d optimizer moments for %d parameters", n, P)
+	}
+	ck := &Checkpoint{Model: m, Step: h.Step, Train: h.Train, fp: h.Fingerprint}
+	ck.m, ck.v = make([]float32, P), make([]float32, P)
+	raw := make([]byte, 4*P)
+	for _, s := range [][]float32{ck.m, ck.v} {
+		if _, err := io.ReadFull(tr, raw); err != nil {
+			return nil, short(err)
+		}
+		for i := range s {
+			s[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+	}
+	sum := crc.Sum32()
+	if _, err := io.ReadFull(br, b[:4]); err != nil {
+		return nil, short(err)
+	}
+	if binary.LittleEndian.Uint32(b[:4]) != sum {
+		return nil, bad("checksum mismatch")
+	}
+	if h.Step < 0 || h.Step > h.Train.Steps {
+		return nil, bad("step %d of %d", h.Step, h.Train.Steps)
+	}
+	return ck, nil
+}
+
+// LoadCheckpoint reads the checkpoint at path.
+func LoadCheckpoint(path string) (*Checkpoint, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ck, err := ReadCheckpoint(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ck, nil
+}
+
+// Resume returns a trainer that continues the checkpoint's run on seqs,
+// which must be the data it was trained on (ErrCheckpoint otherwise). steps
+// > 0 changes the run's length (and so its learning-rate schedule from here
+// on); threads > 0 sets the goroutines.
+func (ck *Checkpoint) Resume(seqs []Sequence, steps, threads int) (*Trainer, error) {
+	tc := ck.Train
+	if steps > 0 {
+		if steps < ck.Step {
+			return nil, fmt.Errorf("%w: the checkpoint is at step %d, past %d steps", ErrCheckpoint, ck.Step, steps)
+		}
+		tc.Steps = steps
+	}
+	tc.Threads = threads
+	t, err := NewTrainer(ck.Model, seqs, tc)
+	if err != nil {
+		return nil, err
+	}
+	if t.fp != ck.fp {
+		return nil, fmt.Errorf("%w: it was trained on other data (CRC-32C %08x, this data %08x)", ErrCheckpoint, ck.fp, t.fp)
+	}
+	t.step = ck.Step
+	t.opt.m, t.opt.v = ck.m, ck.v
+	return t, nil
+}

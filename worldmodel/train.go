@@ -1,0 +1,373 @@
+package worldmodel
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// TrainConfig configures training. Zero fields take the defaults that
+// DefaultTrainConfig documents.
+type TrainConfig struct {
+	Steps       int     `json:"steps"`        // optimizer steps (required, >= 1)
+	Batch       int     `json:"batch"`        // histories per step (16)
+	LR          float64 `json:"lr"`           // peak learning rate (3e-4)
+	MinLR       float64 `json:"min_lr"`       // learning rate at the end of the cosine (LR/10)
+	Warmup      int     `json:"warmup"`       // linear warm-up steps (Steps/20, at most 1000)
+	WeightDecay float64 `json:"weight_decay"` // decoupled weight decay (1e-4; < 0: none)
+	Beta1       float64 `json:"beta1"`        // (0.9)
+	Beta2       float64 `json:"beta2"`        // (0.999)
+	Eps         float64 `json:"eps"`          // (1e-8)
+	Clip        float64 `json:"clip"`         // global gradient-norm cap (1; < 0: none)
+	Window      int     `json:"window"`       // states per history (the model's MaxHistory)
+	NoActions   bool    `json:"no_actions"`   // ablation: every action replaced by the empty one
+	NoCopy      bool    `json:"no_copy"`      // ablation: the copy gate closed (a = 0) and frozen
+	Seed        uint64  `json:"seed"`         // data order and dropout masks
+	// Threads is the number of goroutines (runtime.GOMAXPROCS(0)). The
+	// result does not depend on it.
+	Threads int `json:"-"`
+}
+
+// DefaultTrainConfig returns the defaults for a run of steps steps: batch 16,
+// AdamW with learning rate 3e-4 (warm-up over steps/20 steps, at most 1000,
+// then a cosine to 3e-5), weight decay 1e-4, betas 0.9 and 0.999, eps 1e-8,
+// gradient-norm cap 1, the model's full window, seed 0.
+func DefaultTrainConfig(steps int) TrainConfig {
+	tc := TrainConfig{Steps: steps}
+	tc.setDefaults(nil)
+	return tc
+}
+
+func (tc *TrainConfig) setDefaults(c *Config) {
+	if tc.Batch == 0 {
+		tc.Batch = 16
+	}
+	if tc.LR == 0 {
+		tc.LR = 3e-4
+	}
+	if tc.MinLR == 0 {
+		tc.MinLR = tc.LR / 10
+	}
+	if tc.Warmup == 0 {
+		tc.Warmup = max(1, min(tc.Steps/20, 1000))
+	}
+	if tc.WeightDecay == 0 {
+		tc.WeightDecay = 1e-4
+	} else if tc.WeightDecay < 0 {
+		tc.WeightDecay = 0
+	}
+	if tc.Beta1 == 0 {
+		tc.Beta1 = 0.9
+	}
+	if tc.Beta2 == 0 {
+		tc.Beta2 = 0.999
+	}
+	if tc.Eps == 0 {
+		tc.Eps = 1e-8
+	}
+	if tc.Clip == 0 {
+		tc.Clip = 1
+	}
+	if tc.Window == 0 && c != nil {
+		tc.Window = c.MaxHistory
+	}
+	if tc.Threads == 0 {
+		tc.Threads = runtime.GOMAXPROCS(0)
+	}
+}
+
+func (tc *TrainConfig) validate(c *Config) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: training: %s", ErrConfig, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case tc.Steps < 1:
+		return bad("steps = %d, want >= 1", tc.Steps)
+	case tc.Batch < 1 || tc.Batch > 4096:
+		return bad("batch = %d is outside [1, 4096]", tc.Batch)
+	case !(tc.LR > 0 && tc.LR < 1) || !(tc.MinLR >= 0 && tc.MinLR <= tc.LR):
+		return bad("learning rates %g -> %g", tc.LR, tc.MinLR)
+	case tc.Warmup < 1:
+		return bad("warm-up = %d", tc.Warmup)
+	case !(tc.Beta1 >= 0 && tc.Beta1 < 1 && tc.Beta2 >= 0 && tc.Beta2 < 1 && tc.Eps > 0):
+		return bad("betas %g, %g, eps %g", tc.Beta1, tc.Beta2, tc.Eps)
+	case tc.Window < 1 || tc.Window > c.MaxHistory:
+		return bad("window = %d is outside [1, %d]", tc.Window, c.MaxHistory)
+	case tc.Threads < 1 || tc.Threads > 1024:
+		return bad("threads = %d", tc.Threads)
+	}
+	return nil
+}
+
+// Trainer trains a model in place on sequences of true codes (the paper
+// trains on true-code histories; the codec then runs the model on
+// reconstructed ones). Each step draws Batch examples in the seeded order,
+// runs the training forward (with dropout) and backward, clips the gradient
+// and applies AdamW. The same model, data, configuration and seed give the
+// same weights bit for bit on one machine and build, for any thread count and
+// across a checkpoint and resume.
+//
+// A Trainer is not safe for concurrent use; the model must not be used for
+// inference while a step runs (make a new CPU after training: its packed
+// weights are a copy).
+type Trainer struct {
+	m     *Model
+	tc    TrainConfig
+	seqs  []Sequence
+	ex    []example
+	fp    uint32
+	ord   order
+	tape  *tape
+	grad  *Params
+	opt   adamW
+	step  int
+	froze []bool
+
+	hs  []History
+	ts  []Step
+	buf []History
+}
+
+// StepStats describe one optimizer step.
+type StepStats struct {
+	Step     int     // steps done, after this one
+	Loss     float64 // objective (bits per coordinate + validity bits per slot, batch mean)
+	Bits     float64 // code bits per transition, batch mean (before the update)
+	GradNorm float64 // global gradient norm before clipping
+	LR       float64 // learning rate used
+	Tokens   int     // history tokens (states x slots) of the batch
+	FLOPs    int64   // matrix-product FLOPs of the step (3x the forward's)
+}
+
+// EvalStats are held-out figures: the teacher-forced ideal code length of
+// every transition's next state (z_1..z_T of every sequence) under the model.
+type EvalStats struct {
+	Transitions       int
+	BitsPerTransition float64 // mean over transitions of sum_j -log2 p(z_j)
+	ValidBits         float64 // mean validity BCE per transition, in bits (all slots)
+}
+
+// NewTrainer returns a trainer that trains m (in place) on seqs. The error
+// wraps ErrConfig, ErrHistory, ErrCode or ErrAction.
+func NewTrainer(m *Model, seqs []Sequence, tc TrainConfig) (*Trainer, error) {
+	c := &m.cfg
+	tc.setDefaults(c)
+	if err := tc.validate(c); err != nil {
+		return nil, err
+	}
+	if err := c.checkSequences(seqs); err != nil {
+		return nil, err
+	}
+	ex := examplesOf(seqs)
+	if len(ex) == 0 {
+		return nil, fmt.Errorf("%w: no transitions to train on", ErrHistory)
+	}
+	t := &Trainer{m: m, tc: tc, seqs: seqs, ex: ex, fp: fingerprint(seqs)}
+	t.ord = order{seed: tc.Seed, n: len(ex), epoch: -1}
+	t.tape = newTape(m, tc.Threads)
+	t.grad = newParams(c)
+	if tc.NoCopy {
+		// The gate closed for good: a = sigmoid(-30) ~ 1e-13, also at
+		// inference, and never updated.
+		t.froze = make([]bool, len(m.p.Data))
+		for _, name := range []string{"copy_head/w", "copy_head/b"} {
+			d, _ := m.Tensor(name)
+			v := float32(0)
+			if name == "copy_head/b" {
+				v = -30
+			}
+			for i := range d {
+				d[i] = v
+			}
+		}
+		for _, tn := range m.p.Tensors {
+			if tn.Name == "copy_head/w" || tn.Name == "copy_head/b" {
+				for i := tn.Off; i < tn.Off+tn.Size(); i++ {
+					t.froze[i] = true
+				}
+			}
+		}
+	}
+	return t, nil
+}
+
+// Config returns the training configuration with its defaults filled in.
+func (t *Trainer) Config() TrainConfig { return t.tc }
+
+// Model returns the model being trained.
+func (t *Trainer) Model() *Model { return t.m }
+
+// StepsDone returns the number of optimizer steps taken.
+func (t *Trainer) StepsDone() int { return t.step }
+
+// Examples returns the number of training examples (transitions).
+func (t *Trainer) Examples() int { return len(t.ex) }
+
+// batch fills t.hs and t.ts with step s's examples (0-based).
+func (t *Trainer) batch(s int) {
+	B := t.tc.Batch
+	if len(t.buf) < B {
+		t.buf = make([]History, B)
+	}
+	t.hs, t.ts = t.hs[:0], t.ts[:0]
+	for i := 0; i < B; i++ {
+		e := t.ex[t.ord.at(s*B+i)]
+		h, target := window(t.buf[i], t.seqs, e, t.tc.Window, t.tc.NoActions)
+		t.buf[i] = h
+		t.hs, t.ts = append(t.hs, h), append(t.ts, target)
+	}
+}
+
+// Step runs one optimizer step.
+func (t *Trainer) Step() StepStats {
+	c := &t.m.cfg
+	s := t.step
+	t.batch(s)
+	tp := t.tape
+	tp.forward(t.hs, true, t.tc.Seed^uint64(s+1)*0x9e3779b97f4a7c15)
+	ls := tp.lossGrad(t.ts, true, t.tc.NoCopy)
+	clear(t.grad.Data)
+	tp.backward(t.grad)
+	norm := gradNorm(t.grad.Data, t.tc.Threads)
+	scale := float32(1)
+	if t.tc.Clip > 0 && norm > t.tc.Clip {
+		scale = float32(t.tc.Clip / norm)
+	}
+	lr := t.tc.schedule(s + 1)
+	t.opt.step(t.m.p.Data, t.grad.Data, scale, s+1, lr, &t.tc, t.froze, t.tc.Threads)
+	t.step++
+	st := StepStats{Step: t.step, Loss: ls.loss(c), Bits: ls.codeBits / float64(ls.n), GradNorm: norm, LR: lr}
+	for _, h := range t.hs {
+		st.Tokens += len(h) * c.Slots
+		st.FLOPs += 3 * c.FLOPs(len(h))
+	}
+	return st
+}
+
+// Evaluate returns the held-out figures of the current weights on seqs
+// (dropout off, windows as in training). The error wraps ErrHistory, ErrCode
+// or ErrAction.
+func (t *Trainer) Evaluate(seqs []Sequence) (EvalStats, error) {
+	return evaluate(t.m, seqs, t.tc.Window, t.tc.NoActions, t.tc.NoCopy, t.tc.Threads)
+}
+
+// Evaluate returns m's held-out figures on seqs with windows of at most win
+// states (0: MaxHistory): the teacher-forced ideal code length of every
+// transition, as the lossless codec would spend it up to its integer tables.
+func Evaluate(m *Model, seqs []Sequence, win int) (EvalStats, error) {
+	if win == 0 {
+		win = m.cfg.MaxHistory
+	}
+	if win < 1 || win > m.cfg.MaxHistory {
+		return EvalStats{}, fmt.Errorf("%w: window %d", ErrConfig, win)
+	}
+	return evaluate(m, seqs, win, false, false, runtime.GOMAXPROCS(0))
+}
+
+func evaluate(m *Model, seqs []Sequence, win int, noActions, noCopy bool, threads int) (EvalStats, error) {
+	c := &m.cfg
+	if err := c.checkSequences(seqs); err != nil {
+		return EvalStats{}, err
+	}
+	ex := examplesOf(seqs)
+	tp := newTape(m, threads)
+	const B = 16
+	bufs := make([]History, B)
+	var st EvalStats
+	var code, valid float64
+	for lo := 0; lo < len(ex); lo += B {
+		hi := min(lo+B, len(ex))
+		hs := make([]History, 0, B)
+		ts := make([]Step, 0, B)
+		for i := lo; i < hi; i++ {
+			h, target := window(bufs[i-lo], seqs, ex[i], win, noActions)
+			bufs[i-lo] = h
+			hs, ts = append(hs, h), append(ts, target)
+		}
+		tp.forward(hs, false, 0)
+		ls := tp.lossGrad(ts, false, noCopy)
+		code += ls.codeBits
+		valid += ls.validBits
+	}
+	st.Transitions = len(ex)
+	if len(ex) > 0 {
+		st.BitsPerTransition = code / float64(len(ex))
+		st.ValidBits = valid / float64(len(ex))
+	}
+	return st, nil
+}
+
+// Progress is what Run reports after each step.
+type Progress struct {
+	StepStats
+	Steps   int           // steps of the whole run
+	Elapsed time.Duration // since Run started
+	// StepsPerSec, TokensPerSec and GFLOPS are averages over the steps since
+	// Run started (evaluations and checkpoints not counted); ETA counts them.
+	StepsPerSec, TokensPerSec, GFLOPS float64
+	ETA                               time.Duration
+	Eval                              *EvalStats // set after an evaluation
+	Checkpoint                        string     // set after a checkpoint was written
+}
+
+// RunConfig configures Run.
+type RunConfig struct {
+	Eval            []Sequence     // held-out sequences (optional)
+	EvalEvery       int            // evaluate every this many steps and at the end (0: only at the end)
+	Checkpoint      string         // checkpoint path (optional)
+	CheckpointEvery int            // write a checkpoint every this many steps and at the end (0: only at the end)
+	Progress        func(Progress) // called after every step (optional)
+}
+
+// Run trains until Steps steps are done or ctx is cancelled. On
+// cancellation it writes the checkpoint (when configured) and returns an
+// error wrapping ctx.Err(); the weights are those of the last finished step.
+func (t *Trainer) Run(ctx context.Context, rc RunConfig) error {
+	start := time.Now()
+	startStep := t.step
+	var tokens, flops int64
+	var train time.Duration
+	for t.step < t.tc.Steps {
+		if err := ctx.Err(); err != nil {
+			if rc.Checkpoint != "" {
+				if cerr := t.SaveCheckpoint(rc.Checkpoint); cerr != nil {
+					return fmt.Errorf("worldmodel: interrupted at step %d, and the checkpoint failed: %w", t.step, cerr)
+				}
+			}
+			return fmt.Errorf("worldmodel: interrupted at step %d of %d: %w", t.step, t.tc.Steps, err)
+		}
+		t0 := time.Now()
+		st := t.Step()
+		train += time.Since(t0)
+		tokens += int64(st.Tokens)
+		flops += st.FLOPs
+		el := time.Since(start)
+		done := t.step - startStep
+		p := Progress{StepStats: st, Steps: t.tc.Steps, Elapsed: el}
+		if sec := train.Seconds(); sec > 0 {
+			p.StepsPerSec = float64(done) / sec
+			p.TokensPerSec = float64(tokens) / sec
+			p.GFLOPS = float64(flops) / sec / 1e9
+			p.ETA = time.Duration(float64(t.tc.Steps-t.step) * el.Seconds() / float64(done) * float64(time.Second))
+		}
+		end := t.step == t.tc.Steps
+		if len(rc.Eval) > 0 && (end || (rc.EvalEvery > 0 && t.step%rc.EvalEvery == 0)) {
+			ev, err := t.Evaluate(rc.Eval)
+			if err != nil {
+				return err
+			}
+			p.Eval = &ev
+		}
+		if rc.Checkpoint != "" && (end || (rc.CheckpointEvery > 0 && t.step%rc.CheckpointEvery == 0)) {
+			if err := t.SaveCheckpoint(rc.Checkpoint); err != nil {
+				return err
+			}
+			p.Checkpoint = rc.Checkpoint
+		}
+		if rc.Progress != nil {
+			rc.Progress(p)
+		}
+	}
+	return nil
+}
