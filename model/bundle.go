@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 
 	"github.com/memowm/memowm/opq"
+	"github.com/memowm/memowm/reader"
 	"github.com/memowm/memowm/worldmodel"
 )
 
@@ -39,6 +40,9 @@ type Bundle struct {
 	Profile   string // inference profile: worldmodel.ProfileF32
 	Precision uint   // log2 of every frequency table's total
 	Policy    Policy
+	// Reader is the frozen reader that defines answer loss (nil until the
+	// reader stage ran). It calibrates the policy; decoders never need it.
+	Reader *reader.Probe
 
 	hash [32]byte // SHA-256 of the file bytes; set by Bytes, Read, Save, Load
 }
@@ -59,6 +63,11 @@ func (b *Bundle) Check() error {
 	}
 	cfg := b.Model.Config()
 	s := b.OPQ.Shape()
+	if b.Reader != nil {
+		if slots, dim := b.Reader.Shape(); slots != s.Slots || dim != s.Dim {
+			return fmt.Errorf("model: the reader reads %dx%d states, the quantizer makes %v", slots, dim, s)
+		}
+	}
 	if s.Slots != cfg.Slots || b.OPQ.Subspaces() != cfg.Subspaces || b.OPQ.Codewords() != cfg.Codewords {
 		return fmt.Errorf("model: the quantizer (%d slots x %d subspaces, %d codewords) does not fit the world model (%d x %d, %d)",
 			s.Slots, b.OPQ.Subspaces(), b.OPQ.Codewords(), cfg.Slots, cfg.Subspaces, cfg.Codewords)
@@ -105,13 +114,20 @@ func (b *Bundle) Bytes() ([]byte, error) {
 	}
 	binary.Write(&buf, binary.LittleEndian, uint32(len(hdr)))
 	buf.Write(hdr)
-	for _, part := range []io.WriterTo{b.OPQ, b.Model} {
+	parts := []io.WriterTo{b.OPQ, b.Model}
+	if b.Reader != nil {
+		parts = append(parts, b.Reader)
+	}
+	for _, part := range parts {
 		var p bytes.Buffer
 		if _, err := part.WriteTo(&p); err != nil {
 			return nil, fmt.Errorf("model: %w", err)
 		}
 		binary.Write(&buf, binary.LittleEndian, uint64(p.Len()))
 		buf.Write(p.Bytes())
+	}
+	if b.Reader == nil {
+		binary.Write(&buf, binary.LittleEndian, uint64(0))
 	}
 	binary.Write(&buf, binary.LittleEndian, crc32.Checksum(buf.Bytes(), castagnoli))
 	b.hash = sha256.Sum256(buf.Bytes())
@@ -162,6 +178,9 @@ func Read(r io.Reader) (*Bundle, error) {
 	if b.Model, err = readPart(tr, "world model", worldmodel.Read); err != nil {
 		return nil, err
 	}
+	if b.Reader, err = readPart(tr, "reader", readReader); err != nil {
+		return nil, err
+	}
 	want := crc.Sum32()
 	var c [4]byte
 	if _, err := io.ReadFull(r, c[:]); err != nil {
@@ -176,6 +195,14 @@ func Read(r io.Reader) (*Bundle, error) {
 	}
 	copy(b.hash[:], sha.Sum(nil))
 	return b, nil
+}
+
+// readReader reads the optional reader part: nothing for an empty part.
+func readReader(r io.Reader) (*reader.Probe, error) {
+	if lr, ok := r.(*io.LimitedReader); ok && lr.N == 0 {
+		return nil, nil
+	}
+	return reader.Read(r)
 }
 
 // readPart reads a length-prefixed part with read, which must consume

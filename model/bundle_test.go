@@ -12,7 +12,9 @@ import (
 	"testing"
 
 	"github.com/memowm/memowm/opq"
+	"github.com/memowm/memowm/reader"
 	"github.com/memowm/memowm/sim"
+	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
 )
 
@@ -194,5 +196,50 @@ func TestRiskPolicy(t *testing.T) {
 	}
 	if !p.Lossless() || p.WithLambda(1).Lossless() {
 		t.Fatal("Lossless")
+	}
+}
+
+func TestBundleWithReader(t *testing.T) {
+	b := testBundle(t, 1)
+	cfgSim := sim.DefaultConfig()
+	cfgSim.Shape.Dim, cfgSim.Episodes, cfgSim.Steps = 32, 6, 10
+	w, err := sim.New(cfgSim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states [][]float32
+	var qs []*trajectory.Question
+	for i := 0; i < cfgSim.Episodes; i++ {
+		ep, questions, _ := w.Episode(i)
+		for k := range questions {
+			z, _ := b.OPQ.Encode(ep.States[questions[k].Step])
+			x, _ := b.OPQ.Decode(z)
+			states, qs = append(states, x), append(qs, &questions[k])
+		}
+	}
+	cfg := reader.DefaultProbeConfig()
+	cfg.Epochs, cfg.Slots, cfg.Dim = 2, 32, 32
+	probe, _, err := reader.TrainProbe(states, qs, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reader = probe
+	data, err := b.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Reader == nil || r.Hash() != b.Hash() {
+		t.Fatal("the reader did not survive the round trip")
+	}
+	want, _ := probe.Bits(nil, states, qs)
+	got, _ := r.Reader.Bits(nil, states, qs)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("question %d: %g bits after the round trip, %g before", i, got[i], want[i])
+		}
 	}
 }

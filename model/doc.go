@@ -4,8 +4,8 @@
 // # Overview
 //
 // A Bundle holds the OPQ quantizer, the world model (configuration and
-// weights), the inference profile and table precision, and the retention
-// policy. Its identity is the SHA-256 of its file bytes (Hash): a memory file
+// weights), the inference profile and table precision, the retention
+// policy, and the reader that calibrated it. Its identity is the SHA-256 of its file bytes (Hash): a memory file
 // records it, and a decoder refuses a memory file written with another
 // bundle.
 //
@@ -16,6 +16,7 @@
 //	header    uint32 length + JSON (see fileHeader): profile, precision, policy
 //	opq       uint64 length + an opq file (opq.WriteTo)
 //	weights   uint64 length + a worldmodel weights file (Model.WriteTo)
+//	reader    uint64 length + a reader probe file (0: no reader yet)
 //	crc       uint32, CRC-32C of every byte before it
 //
 // # Invariants
