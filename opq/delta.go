@@ -11,13 +11,19 @@ package opq
 // with s, m the slot and subspace of j. It panics if j, from or to is out of
 // range or state is short.
 func (q *Quantizer) AddCoordinateDelta(state []float32, j int, from, to uint8) {
+	d, s := q.shape.Dim, j/q.subspaces
+	q.AddSlotDelta(state[s*d:(s+1)*d], j, from, to)
+}
+
+// AddSlotDelta is AddCoordinateDelta on the Dim values of j's slot alone.
+func (q *Quantizer) AddSlotDelta(out []float32, j int, from, to uint8) {
 	if from == to {
 		return
 	}
 	d, sd := q.shape.Dim, q.subDim
 	s, m := j/q.subspaces, j%q.subspaces
 	a, b := q.Codeword(j, int(to)), q.Codeword(j, int(from))
-	out := state[s*d : (s+1)*d]
+	out = out[:d]
 	std := q.std[s*d : (s+1)*d]
 	for c := range out {
 		var acc float32

@@ -6,6 +6,7 @@ import (
 
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/opq"
+	"github.com/memowm/memowm/reader"
 	"github.com/memowm/memowm/trajectory"
 )
 
@@ -13,6 +14,14 @@ import (
 // reference answer given the decoded state of its observation.
 type Scorer interface {
 	Bits(dst []float64, states [][]float32, qs []*trajectory.Question) ([]float64, error)
+}
+
+// EditScorer is a Scorer that scores one-slot edits of one base state under
+// one question faster than whole states (reader.Probe is one). Its results
+// must equal Bits of the edited states.
+type EditScorer interface {
+	Scorer
+	BitsEdits(dst []float64, base []float32, q *trajectory.Question, edits []reader.SlotEdit) ([]float64, error)
 }
 
 // Item is one complete state with a question about it and the reference
@@ -50,6 +59,7 @@ func Impact(q *opq.Quantizer, sc Scorer, items []Item, progress func(done, total
 	im := &Impacts{Sum: make([]float64, J), NErr: make([]int, J)}
 	var states [][]float32
 	var qs []*trajectory.Question
+	var edits []reader.SlotEdit
 	var bits []float64
 	for n, it := range items {
 		if len(it.Codes) != J || len(it.Modes) != J {
@@ -65,21 +75,12 @@ func Impact(q *opq.Quantizer, sc Scorer, items []Item, progress func(done, total
 				errs = append(errs, j)
 			}
 		}
-		need := len(errs) + 1
-		for len(states) < need {
-			states = append(states, make([]float32, len(base)))
+		if es, ok := sc.(EditScorer); ok {
+			bits, err = editBits(es, q, bits, base, it, errs, &edits)
+		} else {
+			bits, err = stateBits(sc, q, bits, base, it, errs, &states, &qs)
 		}
-		states = states[:need]
-		qs = qs[:0]
-		copy(states[0], base)
-		qs = append(qs, it.Q)
-		for k, j := range errs {
-			s := states[k+1]
-			copy(s, base)
-			q.AddCoordinateDelta(s, j, it.Codes[j], it.Modes[j])
-			qs = append(qs, it.Q)
-		}
-		if bits, err = sc.Bits(bits, states, qs); err != nil {
+		if err != nil {
 			return nil, fmt.Errorf("risk: item %d: %w", n, err)
 		}
 		for k, j := range errs {
@@ -95,6 +96,40 @@ func Impact(q *opq.Quantizer, sc Scorer, items []Item, progress func(done, total
 		}
 	}
 	return im, nil
+}
+
+// stateBits scores the base state and every error's counterfactual state:
+// bits[0] is the base, bits[k+1] error k's.
+func stateBits(sc Scorer, q *opq.Quantizer, bits []float64, base []float32, it Item, errs []int, states *[][]float32, qs *[]*trajectory.Question) ([]float64, error) {
+	need := len(errs) + 1
+	for len(*states) < need {
+		*states = append(*states, make([]float32, len(base)))
+	}
+	st := (*states)[:need]
+	*qs = (*qs)[:0]
+	copy(st[0], base)
+	*qs = append(*qs, it.Q)
+	for k, j := range errs {
+		copy(st[k+1], base)
+		q.AddCoordinateDelta(st[k+1], j, it.Codes[j], it.Modes[j])
+		*qs = append(*qs, it.Q)
+	}
+	return sc.Bits(bits, st, *qs)
+}
+
+// editBits is stateBits through one-slot edits.
+func editBits(es EditScorer, q *opq.Quantizer, bits []float64, base []float32, it Item, errs []int, edits *[]reader.SlotEdit) ([]float64, error) {
+	d, sub := q.Shape().Dim, q.Subspaces()
+	*edits = (*edits)[:0]
+	// Edit 0 leaves slot 0 as it is: the base state's bits.
+	*edits = append(*edits, reader.SlotEdit{Slot: 0, Values: base[:d]})
+	for _, j := range errs {
+		s := j / sub
+		v := append([]float32(nil), base[s*d:(s+1)*d]...)
+		q.AddSlotDelta(v, j, it.Codes[j], it.Modes[j])
+		*edits = append(*edits, reader.SlotEdit{Slot: s, Values: v})
+	}
+	return es.BitsEdits(bits, base, it.Q, *edits)
 }
 
 // Policy freezes an error lookup and impacts into a risk policy with lambda

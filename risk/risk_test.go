@@ -7,6 +7,7 @@ import (
 
 	"github.com/memowm/memowm/internal/fixture"
 	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/reader"
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
 )
@@ -167,6 +168,50 @@ func TestImpact(t *testing.T) {
 	for j := range v {
 		if !pol.Keep(j, 1<<17) {
 			t.Fatal("lambda 0 omitted a coordinate")
+		}
+	}
+}
+
+// editScorer is linearScorer with the edit interface, built from Bits.
+type editScorer struct{ *linearScorer }
+
+func (e editScorer) BitsEdits(dst []float64, base []float32, q *trajectory.Question, edits []reader.SlotEdit) ([]float64, error) {
+	var states [][]float32
+	var qs []*trajectory.Question
+	for _, ed := range edits {
+		s := append([]float32(nil), base...)
+		copy(s[ed.Slot*len(ed.Values):], ed.Values)
+		states, qs = append(states, s), append(qs, q)
+	}
+	return e.Bits(dst, states, qs)
+}
+
+func TestImpactEditsMatchStates(t *testing.T) {
+	s, p := setup(t)
+	keep := map[StepKey]bool{}
+	for _, ep := range s.Episodes {
+		keep[StepKey{ep.ID, 2}] = true
+	}
+	c, err := Collect(p, s.Episodes, DefaultBinQ16, keep, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []Item
+	for _, ep := range s.Episodes {
+		items = append(items, Item{Codes: ep.Codes[2], Modes: c.Modes[StepKey{ep.ID, 2}], Q: &trajectory.Question{Episode: ep.ID, Step: 2}})
+	}
+	ls := newLinearScorer(s.Q.Shape().StateLen())
+	a, err := Impact(s.Q, ls, items, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Impact(s.Q, editScorer{ls}, items, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range a.Sum {
+		if a.NErr[j] != b.NErr[j] || a.Sum[j] != b.Sum[j] {
+			t.Fatalf("coordinate %d: states %g/%d, edits %g/%d", j, a.Sum[j], a.NErr[j], b.Sum[j], b.NErr[j])
 		}
 	}
 }
