@@ -15,8 +15,24 @@ import (
 )
 
 func runFit(args []string, stdout, stderr io.Writer) error {
+	if hasStageWM(args) {
+		return runFitWM(stripStage(args), stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == "opq" {
 		return runFitOPQ(args[1:], stdout, stderr)
+	}
+	if stage, rest := stageArg(args); stage != "" {
+		switch stage {
+		case "opq":
+			return runFitOPQ(rest, stdout, stderr)
+		case "reader":
+			return runFitReader(rest, stdout, stderr)
+		case "risk":
+			return runFitRisk(rest, stdout, stderr)
+		case "lambda":
+			return runFitLambda(rest, stdout, stderr)
+		}
+		return usagef("unknown stage %q (want opq, wm, reader, risk or lambda)", stage)
 	}
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		return usagef("unknown stage %q (want opq, or flags for a whole bundle)", args[0])

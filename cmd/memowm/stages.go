@@ -1,0 +1,368 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/memowm/memowm/calib"
+	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/reader"
+	"github.com/memowm/memowm/risk"
+	"github.com/memowm/memowm/trajectory"
+)
+
+// stageArg finds --stage NAME (or --stage=NAME) in args and returns the
+// stage and the other arguments.
+func stageArg(args []string) (string, []string) {
+	for i, a := range args {
+		switch {
+		case (a == "--stage" || a == "-stage") && i+1 < len(args):
+			return args[i+1], append(append([]string(nil), args[:i]...), args[i+2:]...)
+		case strings.HasPrefix(a, "--stage=") || strings.HasPrefix(a, "-stage="):
+			return a[strings.Index(a, "=")+1:], append(append([]string(nil), args[:i]...), args[i+1:]...)
+		}
+	}
+	return "", args
+}
+
+// calibData is what the reader, risk and lambda stages read: episodes as
+// codes, their questions, and the complete decoded state of every question.
+type calibData struct {
+	eps    []*trajectory.Episode
+	qs     []*trajectory.Question
+	states [][]float32 // states[i]: the decoded complete state of qs[i]
+}
+
+// loadCalib reads a trajectory file and its questions through the bundle's
+// quantizer.
+func loadCalib(b *model.Bundle, path string) (*calibData, error) {
+	all, err := trajectory.ReadQuestions(trajectory.QuestionsPath(path))
+	if err != nil {
+		return nil, fmt.Errorf("%s needs its questions file: %w", path, err)
+	}
+	byStep := map[risk.StepKey][]*trajectory.Question{}
+	for i := range all {
+		q := &all[i]
+		k := risk.StepKey{Episode: q.Episode, Step: q.Step}
+		byStep[k] = append(byStep[k], q)
+	}
+	r, err := trajectory.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	if m := r.Meta(); m.Content == trajectory.States && m.Shape != b.OPQ.Shape() {
+		return nil, fmt.Errorf("%s holds %v states, but the bundle's quantizer takes %v", path, m.Shape, b.OPQ.Shape())
+	}
+	enc := b.OPQ.NewEncoder()
+	d := &calibData{}
+	for {
+		ep, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ep.States != nil {
+			if ep, err = quantizeEpisode(enc, b.OPQ, ep); err != nil {
+				return nil, err
+			}
+		}
+		ep.Facts = nil
+		d.eps = append(d.eps, ep)
+		for t := range ep.Codes {
+			for _, q := range byStep[risk.StepKey{Episode: ep.ID, Step: t}] {
+				x, err := b.OPQ.Decode(ep.Codes[t])
+				if err != nil {
+					return nil, err
+				}
+				d.qs, d.states = append(d.qs, q), append(d.states, x)
+			}
+		}
+	}
+	if len(d.qs) == 0 {
+		return nil, fmt.Errorf("%s: no question names one of its observations", path)
+	}
+	return d, nil
+}
+
+// stageFlags are the flags every later stage shares.
+type stageFlags struct {
+	bundle, in, out *string
+	quiet           *bool
+}
+
+func newStage(name, summary string, stdout io.Writer) (*flag.FlagSet, *stageFlags) {
+	fs := newFlags("fit --stage "+name, "--model BUNDLE --in TRAJ --out BUNDLE [flags]", summary, stdout)
+	return fs, &stageFlags{
+		bundle: fs.String("model", "", "bundle to extend (required)"),
+		in:     fs.String("in", "", "trajectories with questions (required)"),
+		out:    fs.String("out", "", "bundle to write (required; may equal --model)"),
+		quiet:  fs.Bool("quiet", false, "no progress on stderr"),
+	}
+}
+
+func (sf *stageFlags) check(fs *flag.FlagSet, args []string) error {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if *sf.bundle == "" || *sf.in == "" || *sf.out == "" {
+		return usagef("--model BUNDLE, --in TRAJ and --out BUNDLE are required")
+	}
+	return nil
+}
+
+func runFitReader(args []string, stdout, stderr io.Writer) error {
+	fs, sf := newStage("reader", "Trains the built-in probe reader on the complete quantised states of TRAJ and\n"+
+		"its questions, freezes it and stores it in the bundle. It defines answer loss.", stdout)
+	d := reader.DefaultProbeConfig()
+	epochs := fs.Int("epochs", d.Epochs, "at most this many passes over the questions")
+	seed := fs.Uint64("seed", d.Seed, "seed of the split, initialisation and shuffles")
+	if err := sf.check(fs, args); err != nil {
+		return err
+	}
+	b, _, err := loadBundle(*sf.bundle)
+	if err != nil {
+		return err
+	}
+	data, err := loadCalib(b, *sf.in)
+	if err != nil {
+		return err
+	}
+	cfg := d
+	cfg.Epochs, cfg.Seed = *epochs, *seed
+	cfg.Slots, cfg.Dim = b.OPQ.Shape().Slots, b.OPQ.Shape().Dim
+	probe, rep, err := reader.TrainProbe(data.states, data.qs, cfg, func(p reader.TrainProgress) {
+		if !*sf.quiet {
+			fmt.Fprintf(stderr, "fit reader: %+v\n", p)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	b.Reader = probe
+	if err := b.Save(*sf.out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "reader: %d parameters, trained on %d questions (%d episodes) in %.1f s, best epoch %d of %d\n",
+		rep.Params, rep.TrainQuestions, rep.TrainEpisodes, rep.Duration.Seconds(), rep.BestEpoch, rep.Epochs)
+	printEvaluation(stdout, fmt.Sprintf("validation (%d questions, %d episodes)", rep.ValQuestions, rep.ValEpisodes), rep.Val)
+	fmt.Fprintf(stdout, "wrote %s, bundle sha256 %s\n", *sf.out, b.HashString())
+	return nil
+}
+
+func printEvaluation(w io.Writer, title string, ev reader.Evaluation) {
+	fmt.Fprintf(w, "%s: accuracy %.1f%% (chance %.1f%%), %.3f bits per answer (chance %.3f)\n",
+		title, 100*ev.All.Accuracy, 100*ev.All.ChanceAccuracy, ev.All.MeanBits, ev.All.ChanceBits)
+	for _, k := range ev.Kinds {
+		fmt.Fprintf(w, "  %-10s %4d questions: accuracy %5.1f%% (chance %5.1f%%), %.3f bits (chance %.3f)\n",
+			k.Kind, k.N, 100*k.Accuracy, 100*k.ChanceAccuracy, k.MeanBits, k.ChanceBits)
+	}
+}
+
+func runFitRisk(args []string, stdout, stderr io.Writer) error {
+	fs, sf := newStage("risk", "Measures the error lookup g(H) (entropy bins of 0.25 bit, under the\n"+
+		"full-history reference policy) and the task impact V_j (single-coordinate\n"+
+		"counterfactuals read by the bundle's reader) on calibration trajectories, and\n"+
+		"stores them in the bundle's risk policy with lambda 0 (lossless until the\n"+
+		"lambda stage).", stdout)
+	minCount := fs.Uint64("min-count", 200, "predictions a bin needs to use its own error rate")
+	batch := fs.Int("batch", 8, "episodes per predictor batch")
+	if err := sf.check(fs, args); err != nil {
+		return err
+	}
+	b, p, err := loadBundle(*sf.bundle)
+	if err != nil {
+		return err
+	}
+	if b.Reader == nil {
+		return fmt.Errorf("%s has no reader: run 'memowm fit --stage reader' first", *sf.bundle)
+	}
+	data, err := loadCalib(b, *sf.in)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	keep := map[risk.StepKey]bool{}
+	for _, q := range data.qs {
+		keep[risk.StepKey{Episode: q.Episode, Step: q.Step}] = true
+	}
+	cal, err := risk.Collect(p, data.eps, risk.DefaultBinQ16, keep, *batch)
+	if err != nil {
+		return err
+	}
+	var items []risk.Item
+	for _, q := range data.qs {
+		if q.Step == 0 {
+			continue // the initial state is stored in full
+		}
+		for _, ep := range data.eps {
+			if ep.ID == q.Episode {
+				items = append(items, risk.Item{Codes: ep.Codes[q.Step], Modes: cal.Modes[risk.StepKey{Episode: q.Episode, Step: q.Step}], Q: q})
+				break
+			}
+		}
+	}
+	last := time.Now()
+	im, err := risk.Impact(b.OPQ, b.Reader, items, func(done, total int) {
+		if !*sf.quiet && (done == total || time.Since(last) > 5*time.Second) {
+			last = time.Now()
+			fmt.Fprintf(stderr, "fit risk: counterfactuals of %d/%d questions (%.1f s)\n", done, total, time.Since(start).Seconds())
+		}
+	})
+	if err != nil {
+		return err
+	}
+	b.Policy = risk.Policy(cal, *minCount, im.Mean())
+	if err := b.Save(*sf.out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "risk: %d episodes, %d questions with %d counterfactual states, in %.1f s; reference error rate %.4f\n",
+		len(data.eps), len(items), sum(im.NErr), time.Since(start).Seconds(), cal.ErrorRate())
+	printRiskPolicy(stdout, b.Policy, cal)
+	fmt.Fprintf(stdout, "wrote %s, bundle sha256 %s\n", *sf.out, b.HashString())
+	return nil
+}
+
+func sum(v []int) int {
+	s := 0
+	for _, x := range v {
+		s += x
+	}
+	return s
+}
+
+// printRiskPolicy prints the error lookup and the V_j distribution.
+func printRiskPolicy(w io.Writer, p model.Policy, cal *risk.Calibration) {
+	fmt.Fprintf(w, "error lookup g(H), bins of %.2f bit:\n", float64(p.BinQ16)/65536)
+	for b, r := range p.BinRate {
+		lo := float64(uint32(b)*p.BinQ16) / 65536
+		n := ""
+		if cal != nil {
+			n = fmt.Sprintf(" (%d predictions)", cal.BinN[b])
+		}
+		if r < 0 {
+			if cal == nil || cal.BinN[b] > 0 {
+				fmt.Fprintf(w, "  H in [%.2f, %.2f): too few, marginal fallback%s\n", lo, lo+float64(p.BinQ16)/65536, n)
+			}
+			continue
+		}
+		fmt.Fprintf(w, "  H in [%.2f, %.2f): error rate %.4f%s\n", lo, lo+float64(p.BinQ16)/65536, float64(r)/65536, n)
+	}
+	v := make([]float64, len(p.Impact))
+	zero := 0
+	for j, x := range p.Impact {
+		v[j] = float64(x) / 65536
+		if x == 0 {
+			zero++
+		}
+	}
+	sort.Float64s(v)
+	q := func(f float64) float64 { return v[min(len(v)-1, int(f*float64(len(v))))] }
+	fmt.Fprintf(w, "task impact V_j (bits): min %.4g, 25%% %.4g, median %.4g, 75%% %.4g, max %.4g; %d of %d are 0\n",
+		v[0], q(0.25), q(0.5), q(0.75), v[len(v)-1], zero, len(v))
+	fmt.Fprintf(w, "lambda %.6g\n", float64(p.LambdaQ16)/65536)
+}
+
+func runFitLambda(args []string, stdout, stderr io.Writer) error {
+	fs, sf := newStage("lambda", "Chooses lambda by full closed-loop reconstruction of calibration trajectories:\n"+
+		"the smallest rate whose distortion |D| (mean extra answer bits of the bundle's\n"+
+		"reader) is at most --epsilon. --baselines also tunes the gating baselines\n"+
+		"(static-e, uniform-v, uncertainty, random) to the same distortion.", stdout)
+	epsilon := fs.Float64("epsilon", 0.05, "largest |D| allowed, in bits per answer")
+	batch := fs.Int("batch", 8, "episodes per predictor batch")
+	baselines := fs.Bool("baselines", false, "also tune the gating baselines at the same epsilon and print the table")
+	if err := sf.check(fs, args); err != nil {
+		return err
+	}
+	if !(*epsilon >= 0) {
+		return usagef("--epsilon %g must be at least 0", *epsilon)
+	}
+	b, p, err := loadBundle(*sf.bundle)
+	if err != nil {
+		return err
+	}
+	if b.Reader == nil || b.Policy.Kind != model.Risk {
+		return fmt.Errorf("%s needs a reader and a risk policy: run the reader and risk stages first", *sf.bundle)
+	}
+	data, err := loadCalib(b, *sf.in)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	setup := &calib.Setup{P: p, Q: b.OPQ, Scorer: b.Reader, Episodes: data.eps, Questions: data.qs, Batch: *batch,
+		Progress: func(pt calib.Point) {
+			if !*sf.quiet {
+				fmt.Fprintf(stderr, "fit lambda: %-11s %-10.4g rate %8.1f bits/obs, D %+.4f bits, kept %5.1f%% (%.1f s)\n",
+					pt.Family, pt.Param, pt.Rate, pt.Distortion, 100*pt.Kept, time.Since(start).Seconds())
+			}
+		}}
+	// The error rate for static-e: the bins' pooled rate.
+	errRate := pooledRate(b.Policy)
+	families := []string{"memowm"}
+	if *baselines {
+		families = calib.Families
+	}
+	type result struct {
+		family string
+		best   calib.Point
+		ok     bool
+	}
+	var results []result
+	var chosen calib.Point
+	for _, fam := range families {
+		pts, err := setup.Sweep(fam, b.Policy, errRate, 1)
+		if err != nil {
+			return err
+		}
+		best, ok := calib.Select(pts, *epsilon)
+		results = append(results, result{fam, best, ok})
+		if fam == "memowm" {
+			if !ok {
+				return fmt.Errorf("no lambda reaches |D| <= %g (lambda 0 is lossless; is the reader deterministic?)", *epsilon)
+			}
+			chosen = best
+		}
+	}
+	b.Policy = b.Policy.WithLambda(calib.Q16(chosen.Param))
+	if err := b.Save(*sf.out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "lambda %.6g: rate %.1f bits/obs, D %+.4f bits per answer, kept %.1f%% (epsilon %g, %d episodes, %d questions, %.1f s)\n",
+		chosen.Param, chosen.Rate, chosen.Distortion, 100*chosen.Kept, *epsilon, len(data.eps), len(data.qs), time.Since(start).Seconds())
+	if *baselines {
+		fmt.Fprintf(stdout, "\nrate at matched distortion (|D| <= %g):\n%-12s %12s %10s %8s %10s\n", *epsilon, "gating", "bits/obs", "D bits", "kept", "param")
+		for _, r := range results {
+			if !r.ok {
+				fmt.Fprintf(stdout, "%-12s %12s\n", r.family, "none within epsilon")
+				continue
+			}
+			fmt.Fprintf(stdout, "%-12s %12.1f %+10.4f %7.1f%% %10.4g\n", r.family, r.best.Rate, r.best.Distortion, 100*r.best.Kept, r.best.Param)
+		}
+	}
+	fmt.Fprintf(stdout, "wrote %s, bundle sha256 %s\n", *sf.out, b.HashString())
+	return nil
+}
+
+// pooledRate is the mean of the coordinates' marginal error rates: the
+// reference error rate (every coordinate is predicted equally often).
+func pooledRate(p model.Policy) float64 {
+	var s float64
+	for _, m := range p.Marginal {
+		s += float64(m) / 65536
+	}
+	if len(p.Marginal) == 0 {
+		return 0
+	}
+	return s / float64(len(p.Marginal))
+}
