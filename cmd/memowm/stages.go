@@ -144,7 +144,8 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 	cfg.Slots, cfg.Dim = b.OPQ.Shape().Slots, b.OPQ.Shape().Dim
 	probe, rep, err := reader.TrainProbe(data.states, data.qs, cfg, func(p reader.TrainProgress) {
 		if !*sf.quiet {
-			fmt.Fprintf(stderr, "fit reader: %+v\n", p)
+			fmt.Fprintf(stderr, "fit reader: epoch %d/%d: train %.3f bits, validation %.3f bits, accuracy %.1f%% (%.1f s)\n",
+				p.Epoch, p.Epochs, p.TrainBits, p.ValBits, 100*p.ValAccuracy, p.Elapsed.Seconds())
 		}
 	})
 	if err != nil {
