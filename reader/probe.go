@@ -1,8 +1,8 @@
 package reader
 
 import (
+	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"math"
 	"runtime"
 	"sync"
@@ -110,18 +110,30 @@ func (p *Probe) Arch() Arch { return p.arch }
 // Shape is the state geometry the probe reads.
 func (p *Probe) Shape() (slots, dim int) { return p.arch.Slots, p.arch.Dim }
 
-// Name is "probe-" and the CRC-32C of the probe's file bytes, in hex.
+// Name is "probe-" and the CRC-32C of the probe's file (its trailer), in hex.
 func (p *Probe) Name() string { return p.name }
 
 // NumParams is the number of parameters, the standardisation included.
 func (p *Probe) NumParams() int { return len(p.w) }
 
 func (p *Probe) setName() {
-	h := crc32.New(castagnoli)
-	if _, err := p.WriteTo(h); err != nil {
-		panic("reader: hashing a probe: " + err.Error()) // a hash never fails
+	var t tailWriter
+	if _, err := p.WriteTo(&t); err != nil {
+		panic("reader: hashing a probe: " + err.Error()) // tailWriter never fails
 	}
-	p.name = fmt.Sprintf("probe-%08x", h.Sum32())
+	p.name = fmt.Sprintf("probe-%08x", binary.LittleEndian.Uint32(t.last[:]))
+}
+
+// tailWriter keeps the last 4 bytes written: a file's CRC trailer.
+type tailWriter struct{ last [4]byte }
+
+func (t *tailWriter) Write(b []byte) (int, error) {
+	if len(b) >= 4 {
+		copy(t.last[:], b[len(b)-4:])
+	} else {
+		copy(t.last[:], append(t.last[len(b):], b...))
+	}
+	return len(b), nil
 }
 
 func (p *Probe) t(off, n int) []float32 { return p.w[off : off+n] }
@@ -369,7 +381,7 @@ func (p *Probe) prepareAll(qs []*trajectory.Question) ([]*prepared, error) {
 		}
 		pq, err := p.prepare(q)
 		if err != nil {
-			return nil, fmt.Errorf("question %d: %w", i, err)
+			return nil, fmt.Errorf("%w (question %d)", err, i)
 		}
 		pqs[i] = pq
 	}

@@ -19,9 +19,10 @@ type ProbeConfig struct {
 	Seed        uint64  // seeds the split, the initialisation and the shuffles (default 1)
 	Epochs      int     // at most this many passes over the training questions (default 40)
 	Batch       int     // questions per Adam step (default 64)
-	LR          float64 // Adam learning rate (default 2e-3)
+	LR          float64 // Adam learning rate (default 1e-3)
 	ValFraction float64 // share of episodes held out for early stopping (default 0.1)
 	Patience    int     // stop after this many epochs without a better validation loss (default 4)
+	GradClip    float64 // scale a batch gradient down to this L2 norm when larger; 0: off (default 5)
 }
 
 // DefaultProbeConfig reads the paper's 32 x 512 states.
@@ -29,7 +30,7 @@ func DefaultProbeConfig() ProbeConfig {
 	return ProbeConfig{
 		Arch: Arch{Slots: trajectory.DefaultShape.Slots, Dim: trajectory.DefaultShape.Dim,
 			Proj: 128, Hidden: 128, QuestionBuckets: 1024, ChoiceBuckets: 4096},
-		Seed: 1, Epochs: 40, Batch: 64, LR: 2e-3, ValFraction: 0.1, Patience: 4,
+		Seed: 1, Epochs: 40, Batch: 64, LR: 1e-3, ValFraction: 0.1, Patience: 4, GradClip: 5,
 	}
 }
 
@@ -46,6 +47,8 @@ func (c ProbeConfig) validate() error {
 		return fmt.Errorf("%w: learning rate %v", ErrConfig, c.LR)
 	case !(c.ValFraction >= 0 && c.ValFraction < 1):
 		return fmt.Errorf("%w: validation fraction %v outside [0, 1)", ErrConfig, c.ValFraction)
+	case !(c.GradClip >= 0) || math.IsInf(c.GradClip, 0):
+		return fmt.Errorf("%w: gradient clip %v", ErrConfig, c.GradClip)
 	case c.Patience < 1:
 		return fmt.Errorf("%w: patience %d < 1", ErrConfig, c.Patience)
 	}
@@ -99,7 +102,7 @@ func TrainProbe(states [][]float32, qs []*trajectory.Question, cfg ProbeConfig, 
 			return nil, Report{}, err
 		}
 		if _, err := answerIndex(qs[i]); err != nil {
-			return nil, Report{}, fmt.Errorf("question %d: %w", i, err)
+			return nil, Report{}, fmt.Errorf("%w (question %d)", err, i)
 		}
 	}
 	var tr, va []int
@@ -311,7 +314,20 @@ func (t *trainer) step(states [][]float32, qs []*trajectory.Question, idx []int)
 	for j, v := range t.gwp {
 		g[lay.wp+j] += float64(v)
 	}
-	t.adam(g[lay.trainable:])
+	gt := g[lay.trainable:]
+	if t.cfg.GradClip > 0 {
+		norm := 0.0
+		for _, v := range gt {
+			norm += v * v
+		}
+		if norm = math.Sqrt(norm); norm > t.cfg.GradClip {
+			f := t.cfg.GradClip / norm
+			for j := range gt {
+				gt[j] *= f
+			}
+		}
+	}
+	t.adam(gt)
 	total := 0.0
 	for _, l := range loss {
 		total += l

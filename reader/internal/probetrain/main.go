@@ -40,6 +40,7 @@ func main() {
 	flag.IntVar(&cfg.Patience, "patience", d.Patience, "early-stopping patience")
 	flag.Float64Var(&cfg.LR, "lr", d.LR, "Adam learning rate")
 	flag.IntVar(&cfg.Batch, "batch", d.Batch, "batch size")
+	flag.Float64Var(&cfg.GradClip, "clip", d.GradClip, "gradient norm cap (0: off)")
 	flag.Parse()
 
 	q, err := opq.Load(*opqPath)
