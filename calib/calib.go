@@ -151,16 +151,17 @@ func Q16(x float64) uint32 {
 // Families are the gating rules Sweep knows.
 var Families = []string{"memowm", "static-e", "uniform-v", "uncertainty", "random"}
 
-// Sweep evaluates family over its grid. base is the calibrated risk policy
-// (its tables; lambda ignored); errRate is the overall reference error rate
-// for static-e; seed drives random.
-func (s *Setup) Sweep(family string, base model.Policy, errRate float64, seed uint64) ([]Point, error) {
-	var out []Point
-	add := func(param float64, keep codec.Keeper) error {
-		p, err := s.Evaluate(family, param, keep)
-		out = append(out, p)
-		return err
-	}
+// Sweep evaluates family over its grid, ordered from keeping most to
+// keeping least, then refines the step where the distortion first leaves
+// [-epsilon, epsilon]: refine bisections between the last grid point inside
+// and the next one (geometric for lambda, arithmetic otherwise). base is the
+// calibrated risk policy (its tables; lambda ignored); errRate is the
+// overall reference error rate for static-e; seed drives random. The points
+// come back ordered by decreasing rate.
+func (s *Setup) Sweep(family string, base model.Policy, errRate float64, seed uint64, epsilon float64, refine int) ([]Point, error) {
+	var grid []float64
+	var keeper func(param float64) codec.Keeper
+	geometric := false
 	switch family {
 	case "memowm", "static-e", "uniform-v":
 		pol := base
@@ -170,26 +171,58 @@ func (s *Setup) Sweep(family string, base model.Policy, errRate float64, seed ui
 		case "uniform-v":
 			pol = uniformV(base)
 		}
-		for _, l := range LambdaGrid() {
-			if err := add(l, pol.WithLambda(Q16(l))); err != nil {
-				return out, err
-			}
-		}
+		grid, geometric = LambdaGrid(), true
+		keeper = func(l float64) codec.Keeper { return pol.WithLambda(Q16(l)) }
 	case "uncertainty":
 		bits := math.Log2(float64(s.P.Config().Codewords))
 		for tau := 0.0; tau <= bits+1e-9; tau += bits / 12 {
-			if err := add(tau, model.Policy{Kind: model.MinEntropy, MinEntropyQ16: Q16(tau)}); err != nil {
-				return out, err
-			}
+			grid = append(grid, tau)
+		}
+		keeper = func(tau float64) codec.Keeper {
+			return model.Policy{Kind: model.MinEntropy, MinEntropyQ16: Q16(tau)}
 		}
 	case "random":
-		for _, prob := range []float64{1, 0.95, 0.9, 0.8, 0.6, 0.4, 0.2, 0.1, 0.05, 0} {
-			if err := add(prob, &randomKeeper{threshold: uint64(prob * (1 << 32)), state: seed}); err != nil {
-				return out, err
-			}
+		grid = []float64{1, 0.95, 0.9, 0.8, 0.6, 0.4, 0.2, 0.1, 0.05, 0}
+		keeper = func(prob float64) codec.Keeper {
+			return &randomKeeper{threshold: uint64(prob * (1 << 32)), state: seed}
 		}
 	default:
 		return nil, fmt.Errorf("calib: unknown family %q (want one of %v)", family, Families)
+	}
+	var out []Point
+	inside := func(p Point) bool { return math.Abs(p.Distortion) <= epsilon }
+	for _, g := range grid {
+		p, err := s.Evaluate(family, g, keeper(g))
+		if err != nil {
+			return out, err
+		}
+		out = append(out, p)
+	}
+	// Refine between the last inside point that is followed by an outside one.
+	lo := -1
+	for i := 0; i+1 < len(out); i++ {
+		if inside(out[i]) && !inside(out[i+1]) {
+			lo = i
+		}
+	}
+	if lo >= 0 {
+		a, b := grid[lo], grid[lo+1]
+		for r := 0; r < refine; r++ {
+			mid := (a + b) / 2
+			if geometric && a > 0 {
+				mid = math.Sqrt(a * b)
+			}
+			p, err := s.Evaluate(family, mid, keeper(mid))
+			if err != nil {
+				return out, err
+			}
+			out = append(out, p)
+			if inside(p) {
+				a = mid
+			} else {
+				b = mid
+			}
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Rate > out[j].Rate })
 	return out, nil

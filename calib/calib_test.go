@@ -89,7 +89,7 @@ func TestSweep(t *testing.T) {
 	pol := risk.Policy(cal, 1, im.Mean())
 	setup := &Setup{P: p, Q: s.Q, Scorer: sc, Episodes: s.Episodes, Questions: qs, Batch: 3}
 	for _, fam := range Families {
-		pts, err := setup.Sweep(fam, pol, cal.ErrorRate(), 1)
+		pts, err := setup.Sweep(fam, pol, cal.ErrorRate(), 1, 0.01, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestSweep(t *testing.T) {
 			t.Fatalf("%s: the grid never omits anything: %+v", fam, last)
 		}
 	}
-	if _, err := setup.Sweep("oracle", pol, 0, 1); err == nil {
+	if _, err := setup.Sweep("oracle", pol, 0, 1, 0.01, 0); err == nil {
 		t.Fatal("an unknown family was accepted")
 	}
 }

@@ -283,6 +283,7 @@ func runFitLambda(args []string, stdout, stderr io.Writer) error {
 	epsilon := fs.Float64("epsilon", 0.05, "largest |D| allowed, in bits per answer")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
 	baselines := fs.Bool("baselines", false, "also tune the gating baselines at the same epsilon and print the table")
+	refine := fs.Int("refine", 6, "bisections of the parameter where the distortion crosses epsilon")
 	if err := sf.check(fs, args); err != nil {
 		return err
 	}
@@ -322,7 +323,7 @@ func runFitLambda(args []string, stdout, stderr io.Writer) error {
 	var results []result
 	var chosen calib.Point
 	for _, fam := range families {
-		pts, err := setup.Sweep(fam, b.Policy, errRate, 1)
+		pts, err := setup.Sweep(fam, b.Policy, errRate, 1, *epsilon, *refine)
 		if err != nil {
 			return err
 		}
