@@ -159,17 +159,25 @@ func layerNormBackward(dx, dg, db, dy, x, g, xhat []float32, rows, W, threads in
 }
 
 // geluBackward: du (rows*k) = dy * gelu'(u) where u = pre + b per row
-// (pre (rows, k), b (k)), for the tanh form of geluf:
+// (pre (rows, k), b (k)) and act = gelu(u) (the forward's output), for the
+// tanh form of geluf:
 //
 //	gelu(u) = 0.5 u (1 + t), t = tanh(c (u + 0.044715 u^3)), c = sqrt(2/pi)
 //	gelu'(u) = 0.5 (1 + t) + 0.5 u (1 - t^2) c (1 + 3 * 0.044715 u^2)
-func geluBackward(du, dy, pre, b []float32, rows, k, threads int) {
+//
+// t is read back from the output, t = 2 act / u - 1, except near u = 0.
+func geluBackward(du, dy, pre, act, b []float32, rows, k, threads int) {
 	const c = 0.7978845608028654
 	parallelRows(threads, rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			for i := 0; i < k; i++ {
 				u := pre[r*k+i] + b[i]
-				t := tanhf(float32(c * (u + 0.044715*u*u*u)))
+				var t float32
+				if u > 1e-2 || u < -1e-2 {
+					t = 2*act[r*k+i]/u - 1
+				} else {
+					t = tanhf(float32(c * (u + 0.044715*u*u*u)))
+				}
 				d := 0.5*(1+t) + 0.5*u*(1-t*t)*c*(1+3*0.044715*u*u)
 				du[r*k+i] = dy[r*k+i] * d
 			}

@@ -39,9 +39,12 @@ func codeNLL(dl []float32, l []float32, gl float32, y, prev int) (nll, dgate flo
 			mx = v
 		}
 	}
+	var ebuf [256]float64
+	e := ebuf[:len(l)]
 	var z float64
-	for _, v := range l {
-		z += math.Exp(float64(v - mx))
+	for c, v := range l {
+		e[c] = math.Exp(float64(v - mx))
+		z += e[c]
 	}
 	logq := float64(l[y]-mx) - math.Log(z) // log q_y
 	qy := math.Exp(logq)
@@ -62,8 +65,9 @@ func codeNLL(dl []float32, l []float32, gl float32, y, prev int) (nll, dgate flo
 		dgate = a // -a(1-a)(-q_y) / ((1-a) q_y)
 	}
 	if dl != nil {
-		for c, v := range l {
-			q := math.Exp(float64(v-mx)) / z
+		iz := 1 / z
+		for c := range l {
+			q := e[c] * iz
 			if c == y {
 				q -= 1
 			}

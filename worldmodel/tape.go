@@ -76,15 +76,22 @@ func newTape(m *Model, threads int) *tape {
 	return t
 }
 
-// dropMask fills mask (n) with 0 or 1/(1-rate) from rng.
+// dropMask fills mask (n) with 0 (probability rate) or 1/(1-rate) from
+// rng, four 16-bit draws per 64-bit number.
 func dropMask(mask []float32, rate float64, rng *rand.Rand) {
 	keep := float32(1 / (1 - rate))
+	thr := uint64(rate * 65536)
+	var bits uint64
 	for i := range mask {
-		if rng.Float64() < rate {
+		if i%4 == 0 {
+			bits = rng.Uint64()
+		}
+		if bits&0xffff < thr {
 			mask[i] = 0
 		} else {
 			mask[i] = keep
 		}
+		bits >>= 16
 	}
 }
 
@@ -297,7 +304,7 @@ func (t *tape) backward(g *Params) {
 		maskTo(dbranch, dx[:R*W], T.drop2, th)
 		t.dmlp, t.dmlp2 = grow(t.dmlp, R*M), grow(t.dmlp2, R*M)
 		linearBackward(t.dmlp, Lg.w2, Lg.b2, dbranch, T.act, Lp.w2, R, M, W, th, &t.lin)
-		geluBackward(t.dmlp2, t.dmlp, T.pre, Lp.b1, R, M, th)
+		geluBackward(t.dmlp2, t.dmlp, T.pre, T.act, Lp.b1, R, M, th)
 		dln2 := t.dln[:R*W]
 		linearBackward(dln2, Lg.w1, Lg.b1, t.dmlp2, T.ln2, Lp.w1, R, W, M, th, &t.lin)
 		// d x1 = dx + LN2 backward.

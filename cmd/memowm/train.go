@@ -1,0 +1,362 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/memowm/memowm/entropy"
+	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/opq"
+	"github.com/memowm/memowm/trajectory"
+	"github.com/memowm/memowm/worldmodel"
+)
+
+// hasStageWM reports whether args select 'fit --stage wm' (--stage wm,
+// --stage=wm, -stage ...).
+func hasStageWM(args []string) bool {
+	for i, a := range args {
+		name, val, eq := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "stage" {
+			continue
+		}
+		if !eq && i+1 < len(args) {
+			val = args[i+1]
+		}
+		return val == "wm"
+	}
+	return false
+}
+
+// stripStage returns args without the --stage flag and its value.
+func stripStage(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, eq := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && name == "stage" {
+			if !eq {
+				i++
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// evalSubset is the number of held-out transitions of the evaluations
+// during a run.
+const evalSubset = 200
+
+// runFitWM is 'memowm fit --stage wm': it trains a world model on a
+// trajectory file and writes a bundle with the trained weights.
+func runFitWM(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("fit --stage wm", "--in TRAIN --out BUNDLE --preset P --steps N [flags]",
+		"Trains a world model on the transitions of TRAIN (states, quantized through the\n"+
+			"quantizer, or codes) with true-code histories of up to 16 states: next-state code\n"+
+			"NLL in bits (copy gate included) plus the slot-validity term, AdamW with warm-up\n"+
+			"and cosine decay, dropout. Writes a bundle (quantizer, trained weights, keep-all\n"+
+			"policy) that 'memowm encode' uses as is. Checkpoints every --checkpoint-every\n"+
+			"steps and on Ctrl-C; --resume continues a run exactly.", stdout)
+	d := worldmodel.DefaultTrainConfig(1000)
+	in := fs.String("in", "", "training trajectories, states or codes (required)")
+	evalPath := fs.String("eval", "", "held-out trajectories for bits/transition (optional)")
+	out := fs.String("out", "", "bundle file to write (required)")
+	preset := fs.String("preset", "small", "world-model preset: "+fmt.Sprint(worldmodel.PresetNames()))
+	opqPath := fs.String("opq", "", "quantizer file (else --model's, else fitted on TRAIN's states)")
+	bundlePath := fs.String("model", "", "bundle whose quantizer and precision to use; its world model is the starting point unless --preset is given")
+	steps := fs.Int("steps", 1000, "optimizer steps")
+	batch := fs.Int("batch", d.Batch, "histories per step")
+	lr := fs.Float64("lr", d.LR, "peak learning rate")
+	warmup := fs.Int("warmup", 0, "warm-up steps (0: steps/20, at most 1000)")
+	wd := fs.Float64("weight-decay", d.WeightDecay, "AdamW decoupled weight decay")
+	clip := fs.Float64("clip", d.Clip, "global gradient-norm cap (0: none)")
+	dropout := fs.Float64("dropout", -1, "dropout rate in training (-1: the preset's, 0.1)")
+	window := fs.Int("window", 0, "states per history (0: the model's 16; 1 is the no-history ablation)")
+	noActions := fs.Bool("no-actions", false, "ablation: train and evaluate without actions")
+	noCopy := fs.Bool("no-copy", false, "ablation: close the copy gate")
+	seed := fs.Uint64("seed", 0, "seed of the initial weights, the data order and dropout")
+	resume := fs.String("resume", "", "checkpoint to continue from (same TRAIN)")
+	ckpt := fs.String("checkpoint", "", "checkpoint file (default BUNDLE.ckpt)")
+	ckptEvery := fs.Int("checkpoint-every", 0, "write the checkpoint every N steps (0: steps/10)")
+	evalEvery := fs.Int("eval-every", 0, "evaluate on --eval every M steps (0: steps/10)")
+	threads := fs.Int("threads", 0, "goroutines (0: all cores); the result does not depend on it")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if *in == "" || *out == "" {
+		return usagef("--in TRAIN and --out BUNDLE are required")
+	}
+	if *opqPath != "" && *bundlePath != "" {
+		return usagef("give --opq or --model, not both")
+	}
+	presetSet := false
+	fs.Visit(func(f *flag.Flag) { presetSet = presetSet || f.Name == "preset" })
+	logf := func(format string, args ...any) {
+		if !*quiet {
+			fmt.Fprintf(stderr, format, args...)
+		}
+	}
+
+	// The quantizer, the precision and the starting model.
+	var q *opq.Quantizer
+	prec := uint(worldmodel.DefaultPrecision)
+	var start *worldmodel.Model
+	switch {
+	case *opqPath != "":
+		if q, err = opq.Load(*opqPath); err != nil {
+			return err
+		}
+	case *bundlePath != "":
+		b, err := model.Load(*bundlePath)
+		if err != nil {
+			return err
+		}
+		q, prec = b.OPQ, b.Precision
+		if !presetSet {
+			start = b.Model
+		}
+	default:
+		states, meta, err := readStates(*in, logf)
+		if err != nil {
+			return fmt.Errorf("%w (give --opq FILE or --model BUNDLE for a file of codes)", err)
+		}
+		ocfg := opq.DefaultConfig()
+		ocfg.Shape, ocfg.Seed = meta.Shape, *seed
+		ocfg.Progress = fitProgress(logf, time.Now())
+		if q, err = opq.Fit(states, ocfg); err != nil {
+			return err
+		}
+	}
+	t0 := time.Now()
+	train, err := readSequences(*in, q)
+	if err != nil {
+		return err
+	}
+	var held []worldmodel.Sequence
+	if *evalPath != "" {
+		if held, err = readSequences(*evalPath, q); err != nil {
+			return err
+		}
+	}
+	logf("fit wm: %d training sequences (%d transitions)%s, read in %.1f s\n", len(train), transitions(train),
+		heldNote(held), time.Since(t0).Seconds())
+
+	if *ckpt == "" {
+		*ckpt = *out + ".ckpt"
+	}
+	var tr *worldmodel.Trainer
+	if *resume != "" {
+		ck, err := worldmodel.LoadCheckpoint(*resume)
+		if err != nil {
+			return err
+		}
+		stepsSet := false
+		fs.Visit(func(f *flag.Flag) { stepsSet = stepsSet || f.Name == "steps" })
+		n := 0
+		if stepsSet {
+			n = *steps
+		}
+		if tr, err = ck.Resume(train, n, *threads); err != nil {
+			return err
+		}
+		logf("fit wm: resumed %s at step %d of %d\n", *resume, ck.Step, tr.Config().Steps)
+	} else {
+		if start == nil {
+			cfg, err := worldmodel.Preset(*preset)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			cfg.Slots, cfg.Subspaces, cfg.Codewords = q.Shape().Slots, q.Subspaces(), q.Codewords()
+			if *dropout >= 0 {
+				cfg.Dropout = *dropout
+			}
+			if start, err = worldmodel.New(cfg, *seed); err != nil {
+				return err
+			}
+		}
+		tc := worldmodel.TrainConfig{Steps: *steps, Batch: *batch, LR: *lr, Warmup: *warmup, Clip: *clip,
+			Window: *window, NoActions: *noActions, NoCopy: *noCopy, Seed: *seed, Threads: *threads}
+		tc.WeightDecay = *wd
+		if *wd == 0 {
+			tc.WeightDecay = -1
+		}
+		if *clip == 0 {
+			tc.Clip = -1
+		}
+		if tr, err = worldmodel.NewTrainer(start, train, tc); err != nil {
+			return err
+		}
+	}
+	m := tr.Model()
+	cfg := m.Config()
+	tc := tr.Config()
+	if cfg.Slots != q.Shape().Slots || cfg.Subspaces != q.Subspaces() || cfg.Codewords != q.Codewords() {
+		return fmt.Errorf("the world model's interface (%d slots x %d subspaces, %d codewords) is not the quantizer's (%v, %d codewords)",
+			cfg.Slots, cfg.Subspaces, cfg.Codewords, q.Shape(), q.Codewords())
+	}
+	logf("fit wm: %s, %d parameters; %d steps of batch %d, lr %g (warm-up %d, cosine to %g), weight decay %g, clip %g, dropout %g, window %d, seed %d\n",
+		cfg.Preset, cfg.NumParams(), tc.Steps, tc.Batch, tc.LR, tc.Warmup, tc.MinLR, tc.WeightDecay, tc.Clip, cfg.Dropout, tc.Window, tc.Seed)
+
+	if *ckptEvery == 0 {
+		*ckptEvery = max(1, tc.Steps/10)
+	}
+	if *evalEvery == 0 {
+		*evalEvery = max(1, tc.Steps/10)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	var lastEval *worldmodel.EvalStats
+	var last worldmodel.Progress
+	lastPrint := time.Time{}
+	var smooth float64
+	// Evaluations during the run use the first held-out sequences, up to
+	// evalSubset transitions; the final one uses all.
+	sub := held
+	for n, i := 0, 0; i < len(held); i++ {
+		if n += len(held[i].Actions); n >= evalSubset {
+			sub = held[:i+1]
+			break
+		}
+	}
+	runErr := tr.Run(ctx, worldmodel.RunConfig{
+		Eval: sub, EvalEvery: *evalEvery, Checkpoint: *ckpt, CheckpointEvery: *ckptEvery,
+		Progress: func(p worldmodel.Progress) {
+			last = p
+			if smooth == 0 {
+				smooth = p.Bits
+			}
+			smooth = 0.9*smooth + 0.1*p.Bits
+			if p.Eval != nil {
+				lastEval = p.Eval
+				logf("fit wm: step %d: held-out %.1f bits/transition (%d transitions)\n", p.Step, p.Eval.BitsPerTransition, p.Eval.Transitions)
+			}
+			if time.Since(lastPrint) < 2*time.Second && p.Eval == nil && p.Step != p.Steps {
+				return
+			}
+			lastPrint = time.Now()
+			logf("fit wm: step %d/%d  loss %.4f  train %.1f bits/transition  lr %.2e  |g| %.3f  %.2f steps/s  %.0f tokens/s  %.1f GFLOP/s  ETA %s\n",
+				p.Step, p.Steps, p.Loss, smooth, p.LR, p.GradNorm, p.StepsPerSec, p.TokensPerSec, p.GFLOPS, p.ETA.Round(time.Second))
+		},
+	})
+	if runErr != nil && !errors.Is(runErr, context.Canceled) {
+		return runErr
+	}
+	stop()
+	b := &model.Bundle{OPQ: q, Model: m, Profile: worldmodel.ProfileF32, Precision: prec, Policy: model.Policy{Kind: model.KeepAll}}
+	if err := b.Save(*out); err != nil {
+		return err
+	}
+	st, err := os.Stat(*out)
+	if err != nil {
+		return err
+	}
+	if runErr != nil {
+		fmt.Fprintf(stdout, "interrupted at step %d of %d: checkpoint %s (continue with --resume %s); bundle %s (%s) holds the weights so far\n",
+			tr.StepsDone(), tc.Steps, *ckpt, *ckpt, *out, humanBytes(st.Size()))
+		return runErr
+	}
+	fmt.Fprintf(stdout, "wrote %s (%s): world model %s, %d parameters, trained %d steps of batch %d on %d transitions; %s; precision %d\n",
+		*out, humanBytes(st.Size()), cfg.Preset, cfg.NumParams(), tc.Steps, tc.Batch, tr.Examples(), b.Policy, b.Precision)
+	fmt.Fprintf(stdout, "speed     %.2f steps/s, %.0f tokens/s, %.1f GFLOP/s (matrix products, 3x forward); %s in all\n",
+		last.StepsPerSec, last.TokensPerSec, last.GFLOPS, last.Elapsed.Round(100*time.Millisecond))
+	fmt.Fprintf(stdout, "train     loss %.4f, %.1f bits/transition (last steps, smoothed)\n", last.Loss, smooth)
+	if len(held) > 0 {
+		if lastEval == nil || lastEval.Transitions < transitions(held) {
+			ev, err := tr.Evaluate(held)
+			if err != nil {
+				return err
+			}
+			lastEval = &ev
+		}
+		o1 := order1Bits(held, cfg.Coords(), cfg.Codewords)
+		fmt.Fprintf(stdout, "held-out  %.1f bits/transition over %d transitions (teacher-forced ideal); order-1 context model %.1f; fixed width %d\n",
+			lastEval.BitsPerTransition, lastEval.Transitions, o1, cfg.Coords()*codeBits(cfg.Codewords))
+	}
+	fmt.Fprintf(stdout, "bundle sha256 %s\n", b.HashString())
+	return nil
+}
+
+func heldNote(held []worldmodel.Sequence) string {
+	if held == nil {
+		return ""
+	}
+	return fmt.Sprintf(", %d held-out (%d transitions)", len(held), transitions(held))
+}
+
+func transitions(seqs []worldmodel.Sequence) int {
+	n := 0
+	for _, s := range seqs {
+		n += len(s.Actions)
+	}
+	return n
+}
+
+// readSequences reads a trajectory file as code sequences: states are
+// quantized through q, codes must have q's geometry.
+func readSequences(path string, q *opq.Quantizer) ([]worldmodel.Sequence, error) {
+	r, err := trajectory.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	meta := r.Meta()
+	if meta.Shape.Codes != q.Shape().Codes || (meta.Content == trajectory.States && meta.Shape != q.Shape()) {
+		return nil, fmt.Errorf("%s holds %s of %v, but the quantizer has %v", path, meta.Content, meta.Shape, q.Shape())
+	}
+	enc := q.NewEncoder()
+	var seqs []worldmodel.Sequence
+	for {
+		ep, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return seqs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if meta.Content == trajectory.States {
+			if ep, err = quantizeEpisode(enc, q, ep); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		seqs = append(seqs, worldmodel.Sequence{Codes: ep.Codes, Actions: ep.Actions})
+	}
+}
+
+// order1Bits is the ideal code length per transition of the adaptive order-1
+// context model (each coordinate's code conditioned on its previous code,
+// counts carried over from sequence to sequence, as bench's order1-context).
+func order1Bits(seqs []worldmodel.Sequence, J, C int) float64 {
+	m, err := entropy.NewContextModel(J, C, C)
+	if err != nil {
+		return 0
+	}
+	var q16 uint64
+	n := 0
+	for _, s := range seqs {
+		for t := 1; t < len(s.Codes); t++ {
+			prev, z := s.Codes[t-1], s.Codes[t]
+			for j := 0; j < J; j++ {
+				q16 += uint64(m.CostQ16(j, int(prev[j]), int(z[j])))
+				m.Update(j, int(prev[j]), int(z[j]))
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(q16) / 65536 / float64(n)
+}

@@ -1,0 +1,38 @@
+package worldmodel
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// BenchmarkTrainStep times one optimizer step of batch 16 on 16-state
+// windows of random sequences, per preset.
+func BenchmarkTrainStep(b *testing.B) {
+	for _, name := range []string{"tiny", "small", "base"} {
+		b.Run(name, func(b *testing.B) {
+			cfg, _ := Preset(name)
+			m, err := New(cfg, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(1, 1))
+			seqs := microSequences(rng, &cfg, 4, 20)
+			tr, err := NewTrainer(m, seqs, TrainConfig{Steps: 1 << 30, Batch: 16})
+			if err != nil {
+				b.Fatal(err)
+			}
+			tr.Step()
+			b.ResetTimer()
+			var flops int64
+			var tokens int
+			for i := 0; i < b.N; i++ {
+				st := tr.Step()
+				flops += st.FLOPs
+				tokens += st.Tokens
+			}
+			sec := b.Elapsed().Seconds()
+			b.ReportMetric(float64(flops)/sec/1e9, "GFLOP/s")
+			b.ReportMetric(float64(tokens)/sec, "tokens/s")
+		})
+	}
+}
