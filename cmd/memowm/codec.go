@@ -531,7 +531,7 @@ func inspectBundle(path string, asJSON bool, stdout io.Writer) error {
 		e.SetIndent("", "  ")
 		return e.Encode(map[string]any{
 			"path": path, "kind": "bundle", "version": model.Version, "size_bytes": st.Size(), "sha256": b.HashString(),
-			"profile": b.Profile, "precision": b.Precision, "policy": b.Policy,
+			"profile": b.Profile, "precision": b.Precision, "policy": b.Policy, "reader": b.Reader != nil,
 			"opq":         map[string]any{"shape": b.OPQ.Shape(), "codewords": b.OPQ.Codewords(), "books": b.OPQ.Books(), "info": b.OPQ.Info()},
 			"world_model": map[string]any{"config": cfg, "params": cfg.NumParams()},
 		})
@@ -543,5 +543,14 @@ func inspectBundle(path string, asJSON bool, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "world model   %s: %d layers, width %d, %d heads, MLP %d, window %d; %d parameters\n",
 		cfg.Preset, cfg.Layers, cfg.Width(), cfg.Heads, cfg.MLP, cfg.MaxHistory, cfg.NumParams())
 	fmt.Fprintf(stdout, "coding        profile %s, precision %d, policy %s\n", b.Profile, b.Precision, b.Policy)
+	if b.Reader != nil {
+		slots, dim := b.Reader.Shape()
+		fmt.Fprintf(stdout, "reader        %s, %d parameters, reads %dx%d states\n", b.Reader.Name(), b.Reader.NumParams(), slots, dim)
+	} else {
+		fmt.Fprintf(stdout, "reader        none (run 'memowm fit --stage reader')\n")
+	}
+	if b.Policy.Kind == model.Risk {
+		printRiskPolicy(stdout, b.Policy, nil)
+	}
 	return nil
 }

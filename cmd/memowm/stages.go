@@ -253,13 +253,20 @@ func printRiskPolicy(w io.Writer, p model.Policy, cal *risk.Calibration) {
 			n = fmt.Sprintf(" (%d predictions)", cal.BinN[b])
 		}
 		if r < 0 {
-			if cal == nil || cal.BinN[b] > 0 {
+			if cal != nil && cal.BinN[b] > 0 {
 				fmt.Fprintf(w, "  H in [%.2f, %.2f): too few, marginal fallback%s\n", lo, lo+float64(p.BinQ16)/65536, n)
 			}
 			continue
 		}
 		fmt.Fprintf(w, "  H in [%.2f, %.2f): error rate %.4f%s\n", lo, lo+float64(p.BinQ16)/65536, float64(r)/65536, n)
 	}
+	empty := 0
+	for _, r := range p.BinRate {
+		if r < 0 {
+			empty++
+		}
+	}
+	fmt.Fprintf(w, "  (%d of %d bins fall back to each coordinate's marginal error rate)\n", empty, len(p.BinRate))
 	v := make([]float64, len(p.Impact))
 	zero := 0
 	for j, x := range p.Impact {
