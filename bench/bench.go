@@ -26,6 +26,8 @@ type Row struct {
 	DecodeObsPerS    float64  `json:"decode_obs_per_s"`
 	RatioFixedWidth  float64  `json:"ratio_to_fixed_width"`
 	Note             string   `json:"note,omitempty"`
+
+	recon map[int64][][]uint8 // memory rows: the reconstruction by episode
 }
 
 // Report is a bench run.
@@ -39,9 +41,12 @@ type Report struct {
 
 // Options configures Run.
 type Options struct {
-	Batch    int               // episodes per predictor batch (default 8)
-	Dir      string            // where temporary memory files go (default os.TempDir)
-	Progress func(name string) // called before each row, if not nil
+	// Questions about the episodes: with the bundle's reader they give
+	// wm-gated its distortion (mean extra answer bits).
+	Questions []*trajectory.Question
+	Batch     int               // episodes per predictor batch (default 8)
+	Dir       string            // where temporary memory files go (default os.TempDir)
+	Progress  func(name string) // called before each row, if not nil
 }
 
 // Run benchmarks every row on eps (codes) with bundle b and predictor p.
@@ -112,11 +117,21 @@ func Run(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, opt
 		return nil, err
 	}
 	gated.Name = "wm-gated"
-	if b.Policy.Lossless() {
+	switch {
+	case b.Policy.Lossless():
 		gated.DeltaNLLBits = &zero
 		gated.Note = "the bundle's policy is lossless: no calibrated lambda yet"
-	} else {
-		gated.Note = "distortion needs the bundle's reader (not measured in this release)"
+	case b.Reader == nil:
+		gated.Note = "no reader in the bundle: distortion not measured"
+	case len(opt.Questions) == 0:
+		gated.Note = "no questions about these episodes: distortion not measured"
+	default:
+		d, n, err := distortion(b, eps, gated.recon, opt.Questions)
+		if err != nil {
+			return nil, err
+		}
+		gated.DeltaNLLBits = &d
+		gated.Note = fmt.Sprintf("%s; distortion over %d questions", b.Policy, n)
 	}
 	r.Methods = append(r.Methods, gated)
 	for i := range r.Methods {
@@ -210,7 +225,53 @@ func memoryRow(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episod
 	if coords > 0 {
 		row.KeptFraction = float64(kept) / float64(coords)
 	}
+	row.recon = map[int64][][]uint8{}
+	for _, st := range stats {
+		row.recon[st.ID] = st.Recon
+	}
 	return row, nil
+}
+
+// distortion is the mean, over the questions about eps, of the reader's
+// answer bits on the reconstructed state minus those on the complete one.
+func distortion(b *model.Bundle, eps []*trajectory.Episode, recon map[int64][][]uint8, qs []*trajectory.Question) (float64, int, error) {
+	byID := map[int64]*trajectory.Episode{}
+	for _, ep := range eps {
+		byID[ep.ID] = ep
+	}
+	var truth, rec [][]float32
+	var used []*trajectory.Question
+	for _, q := range qs {
+		ep, ok := byID[q.Episode]
+		if !ok || q.Step < 0 || q.Step >= len(ep.Codes) {
+			continue
+		}
+		x, err := b.OPQ.Decode(ep.Codes[q.Step])
+		if err != nil {
+			return 0, 0, err
+		}
+		y, err := b.OPQ.Decode(recon[q.Episode][q.Step])
+		if err != nil {
+			return 0, 0, err
+		}
+		truth, rec, used = append(truth, x), append(rec, y), append(used, q)
+	}
+	if len(used) == 0 {
+		return 0, 0, fmt.Errorf("bench: no question names an observation of these episodes")
+	}
+	a, err := b.Reader.Bits(nil, truth, used)
+	if err != nil {
+		return 0, 0, err
+	}
+	c, err := b.Reader.Bits(nil, rec, used)
+	if err != nil {
+		return 0, 0, err
+	}
+	var d float64
+	for i := range a {
+		d += c[i] - a[i]
+	}
+	return d / float64(len(a)), len(a), nil
 }
 
 func pack(z []uint8, bits int, dst []byte) []byte {

@@ -5,6 +5,8 @@ import (
 
 	"github.com/memowm/memowm/internal/fixture"
 	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/reader"
+	"github.com/memowm/memowm/trajectory"
 )
 
 func TestRun(t *testing.T) {
@@ -54,4 +56,43 @@ func TestRun(t *testing.T) {
 			t.Fatalf("policy %v kept %.3f", pol, gated.KeptFraction)
 		}
 	}
+}
+
+func TestGatedDistortion(t *testing.T) {
+	s, err := fixture.Get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, p, err := fixture.Bundle(1, model.Policy{Kind: model.MinEntropy, MinEntropyQ16: 3 << 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states [][]float32
+	var qs []*trajectory.Question
+	for i := range s.Questions {
+		q := &s.Questions[i]
+		for _, ep := range s.Episodes {
+			if ep.ID == q.Episode {
+				x, _ := s.Q.Decode(ep.Codes[q.Step])
+				states, qs = append(states, x), append(qs, q)
+			}
+		}
+	}
+	cfg := reader.DefaultProbeConfig()
+	cfg.Epochs, cfg.Slots, cfg.Dim = 3, 32, 32
+	if b.Reader, _, err = reader.TrainProbe(states, qs, cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Bytes(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(b, p, s.Episodes, Options{Batch: 4, Dir: t.TempDir(), Questions: qs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := rep.Methods[4]
+	if g.Name != "wm-gated" || g.DeltaNLLBits == nil || g.KeptFraction == 1 {
+		t.Fatalf("wm-gated %+v", g)
+	}
+	t.Logf("wm-gated: kept %.3f, delta NLL %.4f bits", g.KeptFraction, *g.DeltaNLLBits)
 }

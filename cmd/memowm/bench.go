@@ -64,8 +64,14 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 		eps = append(eps, ep)
 	}
+	var qs []*trajectory.Question
+	if all, err := trajectory.ReadQuestions(trajectory.QuestionsPath(*in)); err == nil {
+		for i := range all {
+			qs = append(qs, &all[i])
+		}
+	}
 	start := time.Now()
-	rep, err := bench.Run(b, p, eps, bench.Options{Batch: *batch, Progress: func(name string) {
+	rep, err := bench.Run(b, p, eps, bench.Options{Batch: *batch, Questions: qs, Progress: func(name string) {
 		if !*quiet {
 			fmt.Fprintf(stderr, "bench: %s (%.1f s)\n", name, time.Since(start).Seconds())
 		}
