@@ -148,6 +148,11 @@ func Q16(x float64) uint32 {
 	return uint32(math.Round(min(max(x, 0), float64(math.MaxUint32)/65536) * 65536))
 }
 
+// Q32 converts a non-negative value to Q32, rounded and saturated.
+func Q32(x float64) uint64 {
+	return uint64(math.Round(min(max(x, 0), 1<<31) * (1 << 32)))
+}
+
 // Families are the gating rules Sweep knows.
 var Families = []string{"memowm", "static-e", "uniform-v", "uncertainty", "random"}
 
@@ -172,7 +177,7 @@ func (s *Setup) Sweep(family string, base model.Policy, errRate float64, seed ui
 			pol = uniformV(base)
 		}
 		grid, geometric = LambdaGrid(), true
-		keeper = func(l float64) codec.Keeper { return pol.WithLambda(Q16(l)) }
+		keeper = func(l float64) codec.Keeper { return pol.WithLambda(Q32(l)) }
 	case "uncertainty":
 		bits := math.Log2(float64(s.P.Config().Codewords))
 		for tau := 0.0; tau <= bits+1e-9; tau += bits / 12 {
@@ -247,8 +252,8 @@ func uniformV(p model.Policy) model.Policy {
 	for _, v := range p.Impact {
 		sum += float64(v)
 	}
-	mean := uint32(math.Round(sum / float64(max(len(p.Impact), 1))))
-	p.Impact = make([]uint32, len(p.Impact))
+	mean := uint64(math.Round(sum / float64(max(len(p.Impact), 1))))
+	p.Impact = make([]uint64, len(p.Impact))
 	for j := range p.Impact {
 		p.Impact[j] = mean
 	}

@@ -341,3 +341,48 @@ func TestSimulateMatchesWriter(t *testing.T) {
 		}
 	}
 }
+
+// TestRiskPolicyFile writes with a risk policy and decodes through the
+// bundle's tables: the header keeps lambda, the bundle the rest.
+func TestRiskPolicyFile(t *testing.T) {
+	_, eps := fixture(t)
+	impact := make([]uint64, 1024)
+	marginal := make([]uint32, 1024)
+	for j := range impact {
+		impact[j] = uint64(j%7) << 28
+		marginal[j] = uint32(j % 5 * 9000)
+	}
+	risk := model.Policy{Kind: model.Risk, BinQ16: 1 << 14, BinRate: []int32{-1, 20000, -1, 40000}, Marginal: marginal, Impact: impact}
+	b, p := testBundle(t, 2, risk)
+	policy := risk.WithLambda(1 << 26)
+	path, stats := encodeFile(t, b, p, policy, eps, 4)
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Decode(p, nil); err == nil {
+		t.Fatal("decoding a risk file without the bundle's tables succeeded")
+	}
+	if err := r.CheckBundle(b); err != nil {
+		t.Fatal(err)
+	}
+	if r.Header().Policy.LambdaQ32 != 1<<26 {
+		t.Fatalf("lambda %d in the header", r.Header().Policy.LambdaQ32)
+	}
+	got, err := r.Decode(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept, coords uint64
+	for i := range got {
+		if !sameCodes(got[i].Codes, stats[i].Recon) {
+			t.Fatalf("episode %d differs from the writer's reconstruction", got[i].ID)
+		}
+		kept += stats[i].Kept
+		coords += stats[i].Coords
+	}
+	if kept == 0 || kept == coords {
+		t.Fatalf("kept %d of %d", kept, coords)
+	}
+}

@@ -30,7 +30,7 @@ var (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 const (
-	headerLen = 8 + 4 + 32 + 16 + 4*4 + 4 + 4 + 4 // ... + crc
+	headerLen = 8 + 4 + 32 + 16 + 4*4 + 4 + 8 + 4 // magic, version, bundle, profile, geometry, policy kind and parameter, crc
 	footerLen = 8 + 8 + 8
 	indexRow  = 8 + 8 + 8 + 4 + 8 + 8 + 8
 	// sectionHead is id, observations, payload length.
@@ -64,12 +64,12 @@ func (h *Header) codeBits() int {
 
 // policyCode is how the header stores a policy: a kind and one parameter.
 // A risk policy's tables live in the bundle; the header keeps its lambda.
-func policyCode(p model.Policy) (uint32, uint32) {
+func policyCode(p model.Policy) (uint32, uint64) {
 	switch p.Kind {
 	case model.MinEntropy:
-		return 1, p.MinEntropyQ16
+		return 1, uint64(p.MinEntropyQ16)
 	case model.Risk:
-		return 2, p.LambdaQ16
+		return 2, p.LambdaQ32
 	}
 	return 0, 0
 }
@@ -87,7 +87,7 @@ func (h *Header) marshal() []byte {
 	}
 	kind, param := policyCode(h.Policy)
 	b = binary.LittleEndian.AppendUint32(b, kind)
-	b = binary.LittleEndian.AppendUint32(b, param)
+	b = binary.LittleEndian.AppendUint64(b, param)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
 
@@ -115,16 +115,19 @@ func parseHeader(b []byte) (*Header, error) {
 	h.Profile = string(prof[:n])
 	u := func(i int) uint32 { return binary.LittleEndian.Uint32(b[60+4*i:]) }
 	h.Precision, h.Slots, h.Subspaces, h.Codewords = uint(u(0)), int(u(1)), int(u(2)), int(u(3))
-	switch kind, param := u(4), u(5); kind {
+	switch kind, param := u(4), binary.LittleEndian.Uint64(b[60+20:]); kind {
 	case 0:
 		h.Policy = model.Policy{Kind: model.KeepAll}
 		if param != 0 {
 			return nil, fmt.Errorf("%w: keep-all policy with a parameter", ErrFormat)
 		}
 	case 1:
-		h.Policy = model.Policy{Kind: model.MinEntropy, MinEntropyQ16: param}
+		if param > 1<<32-1 {
+			return nil, fmt.Errorf("%w: entropy threshold %d out of range", ErrFormat, param)
+		}
+		h.Policy = model.Policy{Kind: model.MinEntropy, MinEntropyQ16: uint32(param)}
 	case 2:
-		h.Policy = model.Policy{Kind: model.Risk, LambdaQ16: param} // tables: CheckBundle
+		h.Policy = model.Policy{Kind: model.Risk, LambdaQ32: param} // tables: CheckBundle
 	default:
 		return nil, fmt.Errorf("%w: unknown policy %d", ErrFormat, kind)
 	}

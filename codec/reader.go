@@ -157,7 +157,7 @@ func (r *Reader) CheckBundle(b *model.Bundle) error {
 		if b.Policy.Kind != model.Risk {
 			return fmt.Errorf("codec: %s: %w: the file uses a risk policy, the bundle has none", r.path, ErrFormat)
 		}
-		r.hdr.Policy = b.Policy.WithLambda(r.hdr.Policy.LambdaQ16)
+		r.hdr.Policy = b.Policy.WithLambda(r.hdr.Policy.LambdaQ32)
 	}
 	return nil
 }

@@ -163,7 +163,7 @@ func FuzzRead(f *testing.F) {
 }
 
 func TestRiskPolicy(t *testing.T) {
-	p := Policy{Kind: Risk, BinQ16: 16384, BinRate: []int32{1000, -1, 30000}, Marginal: []uint32{500, 700}, Impact: []uint32{65536, 2 << 16}}
+	p := Policy{Kind: Risk, BinQ16: 16384, BinRate: []int32{1000, -1, 30000}, Marginal: []uint32{500, 700}, Impact: []uint64{1 << 32, 2 << 32}}
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -174,24 +174,36 @@ func TestRiskPolicy(t *testing.T) {
 		}
 	}
 	// Bin 1 is empty: coordinate 1 falls back to its marginal rate 700, so
-	// its risk is 700 * 2^17 = 91750400 (Q32). With H = 20480 (bin 1) the
-	// tie lambda * H = risk is at lambda = 4480 exactly.
-	if got := p.Risk(1, 20480); got != 700*(2<<16) {
-		t.Fatalf("risk %d", got)
+	// its risk is 700 * 2^33 (Q48). With H = 20480 (bin 1) the tie
+	// lambda * H = risk is at lambda = 700 * 2^33 / 20480 = 293601280 (Q32).
+	hi, lo := p.Risk(1, 20480)
+	if hi != 0 || lo != 700<<33 {
+		t.Fatalf("risk %d:%d", hi, lo)
 	}
-	at := p.WithLambda(4480) // 4480 * 20480 = 91750400: a tie, kept
+	at := p.WithLambda(293601280)
 	if !at.Keep(1, 20480) {
 		t.Fatal("the tie was omitted")
 	}
-	if at.WithLambda(4481).Keep(1, 20480) {
+	if at.WithLambda(293601281).Keep(1, 20480) {
 		t.Fatal("one step above the tie was kept")
+	}
+	// Large values use all 128 bits: an impact of 2^40 bits at rate 1.
+	big := Policy{Kind: Risk, BinQ16: 16384, BinRate: []int32{65536}, Marginal: []uint32{0}, Impact: []uint64{1 << 63}}
+	if hi, _ := big.Risk(0, 1); hi != 1<<15 {
+		t.Fatalf("128-bit risk: high word %d", hi)
+	}
+	if !big.WithLambda(1 << 62).Keep(0, 1<<16) {
+		t.Fatal("a huge risk was omitted")
 	}
 	// A populated bin overrides the marginal rate; H past the table uses the
 	// last bin.
-	if p.Risk(0, 100) != 1000*65536 || p.Risk(0, 1<<20) != 30000*65536 {
+	if _, lo := p.Risk(0, 100); lo != 1000<<32 {
 		t.Fatal("bin lookup")
 	}
-	if (Policy{Kind: Risk, BinQ16: 16384, BinRate: []int32{-2}, Marginal: []uint32{1}, Impact: []uint32{1}}).Validate() == nil {
+	if _, lo := p.Risk(0, 1<<20); lo != 30000<<32 {
+		t.Fatal("last bin")
+	}
+	if (Policy{Kind: Risk, BinQ16: 16384, BinRate: []int32{-2}, Marginal: []uint32{1}, Impact: []uint64{1}}).Validate() == nil {
 		t.Fatal("a rate of -2 passed")
 	}
 	if !p.Lossless() || p.WithLambda(1).Lossless() {

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math/bits"
 )
 
 // Policy is the retention rule: which coordinates of a predicted state the
@@ -17,18 +18,19 @@ import (
 //   - "risk": the paper's rule (Eq. 5), keep j iff g_j(H) * V_j >= lambda * H,
 //     ties keep, in fixed point: g_j(H) is BinRate[bin(H)] when that bin is
 //     populated (>= 0), else Marginal[j], both error rates in Q16; V_j is
-//     Impact[j] in Q16 bits; lambda is LambdaQ16; H is Q16 bits; both sides
-//     are exact uint64 products in Q32. bin(H) = H / BinQ16, the last bin
-//     for larger H. lambda = 0 keeps everything.
+//     Impact[j] in Q32 bits; lambda is LambdaQ32; H is Q16 bits; both sides
+//     are exact 128-bit products in Q48. bin(H) = H / BinQ16, the last bin
+//     for larger H. lambda = 0 keeps everything. (Impacts and lambda need
+//     Q32: impacts of 1e-4 bit and lambdas of 1e-6 are common.)
 type Policy struct {
 	Kind          string `json:"kind"`
 	MinEntropyQ16 uint32 `json:"min_entropy_q16,omitempty"`
 
-	LambdaQ16 uint32   `json:"lambda_q16,omitempty"`
+	LambdaQ32 uint64   `json:"lambda_q32,omitempty"`
 	BinQ16    uint32   `json:"bin_q16,omitempty"`  // entropy bin width (16384: 0.25 bit)
 	BinRate   []int32  `json:"bin_rate,omitempty"` // per bin: pooled error rate, Q16; -1: not populated
 	Marginal  []uint32 `json:"marginal,omitempty"` // per coordinate: marginal error rate, Q16
-	Impact    []uint32 `json:"impact,omitempty"`   // per coordinate: task impact V_j, Q16 bits
+	Impact    []uint64 `json:"impact,omitempty"`   // per coordinate: task impact V_j, Q32 bits
 }
 
 // Policy kinds.
@@ -42,7 +44,7 @@ const (
 func (p Policy) Validate() error {
 	switch p.Kind {
 	case "", KeepAll:
-		if p.MinEntropyQ16 != 0 || p.LambdaQ16 != 0 || p.BinRate != nil || p.Impact != nil {
+		if p.MinEntropyQ16 != 0 || p.LambdaQ32 != 0 || p.BinRate != nil || p.Impact != nil {
 			return fmt.Errorf("model: policy %q takes no parameters", KeepAll)
 		}
 		return nil
@@ -84,7 +86,7 @@ func (p Policy) Lossless() bool {
 	case MinEntropy:
 		return p.MinEntropyQ16 == 0
 	case Risk:
-		return p.LambdaQ16 == 0
+		return p.LambdaQ32 == 0
 	}
 	return true
 }
@@ -96,17 +98,19 @@ func (p Policy) Keep(j int, hQ16 uint32) bool {
 	case MinEntropy:
 		return hQ16 >= p.MinEntropyQ16
 	case Risk:
-		if p.LambdaQ16 == 0 {
+		if p.LambdaQ32 == 0 {
 			return true
 		}
-		return p.Risk(j, hQ16) >= uint64(p.LambdaQ16)*uint64(hQ16)
+		rh, rl := p.Risk(j, hQ16)
+		lh, ll := bits.Mul64(p.LambdaQ32, uint64(hQ16))
+		return rh > lh || (rh == lh && rl >= ll)
 	}
 	return true
 }
 
-// Risk is the estimated omission risk g_j(H) * V_j of a risk policy in Q32
-// bits.
-func (p Policy) Risk(j int, hQ16 uint32) uint64 {
+// Risk is the estimated omission risk g_j(H) * V_j of a risk policy in Q48
+// bits, as the high and low words of a 128-bit product.
+func (p Policy) Risk(j int, hQ16 uint32) (hi, lo uint64) {
 	b := int(hQ16 / p.BinQ16)
 	if b >= len(p.BinRate) {
 		b = len(p.BinRate) - 1
@@ -115,12 +119,12 @@ func (p Policy) Risk(j int, hQ16 uint32) uint64 {
 	if r := p.BinRate[b]; r >= 0 {
 		g = uint64(r)
 	}
-	return g * uint64(p.Impact[j])
+	return bits.Mul64(g, p.Impact[j])
 }
 
 // WithLambda returns a copy of p with lambda set (a risk policy).
-func (p Policy) WithLambda(lambdaQ16 uint32) Policy {
-	p.LambdaQ16 = lambdaQ16
+func (p Policy) WithLambda(lambdaQ32 uint64) Policy {
+	p.LambdaQ32 = lambdaQ32
 	return p
 }
 
@@ -129,10 +133,10 @@ func (p Policy) String() string {
 	case MinEntropy:
 		return fmt.Sprintf("%s (keep when H >= %.4f bit)", MinEntropy, float64(p.MinEntropyQ16)/65536)
 	case Risk:
-		if p.LambdaQ16 == 0 {
+		if p.LambdaQ32 == 0 {
 			return "risk, lambda 0 (lossless)"
 		}
-		return fmt.Sprintf("risk (keep when g(H) V >= %.4g H)", float64(p.LambdaQ16)/65536)
+		return fmt.Sprintf("risk (keep when g(H) V >= %.4g H)", float64(p.LambdaQ32)/(1<<32))
 	}
 	return KeepAll + " (lossless)"
 }

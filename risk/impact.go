@@ -133,12 +133,13 @@ func editBits(es EditScorer, q *opq.Quantizer, bits []float64, base []float32, i
 }
 
 // Policy freezes an error lookup and impacts into a risk policy with lambda
-// 0 (lossless until calibration sets lambda). Impacts below 0 clamp to 0.
+// 0 (lossless until calibration sets lambda). Impacts below 0 clamp to 0;
+// they are stored in Q32 bits.
 func Policy(c *Calibration, minCount uint64, v []float64) model.Policy {
 	binRate, marginal := c.Lookup(minCount)
-	impact := make([]uint32, len(v))
+	impact := make([]uint64, len(v))
 	for j, x := range v {
-		impact[j] = uint32(math.Round(min(max(x, 0), float64(math.MaxUint32>>16)) * 65536))
+		impact[j] = uint64(math.Round(min(max(x, 0), 1<<30) * (1 << 32)))
 	}
 	return model.Policy{Kind: model.Risk, BinQ16: c.BinQ16, BinRate: binRate, Marginal: marginal, Impact: impact}
 }

@@ -159,9 +159,9 @@ func TestImpact(t *testing.T) {
 		t.Fatal(err)
 	}
 	for j, x := range v {
-		want := uint32(math.Round(max(x, 0) * 65536))
+		want := uint64(math.Round(max(x, 0) * (1 << 32)))
 		if pol.Impact[j] != want {
-			t.Fatalf("impact %d in Q16: %d, want %d", j, pol.Impact[j], want)
+			t.Fatalf("impact %d in Q32: %d, want %d", j, pol.Impact[j], want)
 		}
 	}
 	// lambda = 0 keeps everything.

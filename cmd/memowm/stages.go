@@ -270,7 +270,7 @@ func printRiskPolicy(w io.Writer, p model.Policy, cal *risk.Calibration) {
 	v := make([]float64, len(p.Impact))
 	zero := 0
 	for j, x := range p.Impact {
-		v[j] = float64(x) / 65536
+		v[j] = float64(x) / (1 << 32)
 		if x == 0 {
 			zero++
 		}
@@ -279,7 +279,7 @@ func printRiskPolicy(w io.Writer, p model.Policy, cal *risk.Calibration) {
 	q := func(f float64) float64 { return v[min(len(v)-1, int(f*float64(len(v))))] }
 	fmt.Fprintf(w, "task impact V_j (bits): min %.4g, 25%% %.4g, median %.4g, 75%% %.4g, max %.4g; %d of %d are 0\n",
 		v[0], q(0.25), q(0.5), q(0.75), v[len(v)-1], zero, len(v))
-	fmt.Fprintf(w, "lambda %.6g\n", float64(p.LambdaQ16)/65536)
+	fmt.Fprintf(w, "lambda %.6g\n", float64(p.LambdaQ32)/(1<<32))
 }
 
 func runFitLambda(args []string, stdout, stderr io.Writer) error {
@@ -343,7 +343,7 @@ func runFitLambda(args []string, stdout, stderr io.Writer) error {
 			chosen = best
 		}
 	}
-	b.Policy = b.Policy.WithLambda(calib.Q16(chosen.Param))
+	b.Policy = b.Policy.WithLambda(calib.Q32(chosen.Param))
 	if err := b.Save(*sf.out); err != nil {
 		return err
 	}
