@@ -192,7 +192,7 @@ func TestRiskPolicy(t *testing.T) {
 	if hi, _ := big.Risk(0, 1); hi != 1<<15 {
 		t.Fatalf("128-bit risk: high word %d", hi)
 	}
-	if !big.WithLambda(1 << 62).Keep(0, 1<<16) {
+	if !big.WithLambda(1<<62).Keep(0, 1<<16) {
 		t.Fatal("a huge risk was omitted")
 	}
 	// A populated bin overrides the marginal rate; H past the table uses the
