@@ -83,8 +83,9 @@ const gradChunks = 4
 
 // TrainProbe trains a probe on questions qs, reading qs[i] from states[i]
 // (the complete quantised state of observation qs[i].Step: the OPQ decode of
-// its true codes). Episodes (by qs[i].Episode) are split into training and
-// validation; training stops after Patience epochs without a better
+// its true codes). Episodes are split into training and validation by a
+// seeded hash of qs[i].Episode (so questions with the same episode id, even
+// from different files, fall on the same side); training stops after Patience epochs without a better
 // validation loss and returns the best parameters, frozen. progress, if not
 // nil, is called after every epoch. The result depends only on the inputs and
 // cfg.
