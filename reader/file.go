@@ -198,6 +198,9 @@ func (p *Probe) Save(path string) (err error) {
 	if _, err = p.WriteTo(f); err != nil {
 		return err
 	}
+	if err = f.Chmod(0o644); err != nil {
+		return fmt.Errorf("reader: %w", err)
+	}
 	if err = f.Sync(); err != nil {
 		return fmt.Errorf("reader: %w", err)
 	}
