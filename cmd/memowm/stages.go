@@ -128,6 +128,7 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 	d := reader.DefaultProbeConfig()
 	epochs := fs.Int("epochs", d.Epochs, "at most this many passes over the questions")
 	seed := fs.Uint64("seed", d.Seed, "seed of the split, initialisation and shuffles")
+	probePath := fs.String("probe", "", "take this trained probe file instead of training one; --in TRAJ is then the evaluation set")
 	if err := sf.check(fs, args); err != nil {
 		return err
 	}
@@ -138,6 +139,27 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 	data, err := loadCalib(b, *sf.in)
 	if err != nil {
 		return err
+	}
+	if *probePath != "" {
+		probe, err := reader.Load(*probePath)
+		if err != nil {
+			return err
+		}
+		b.Reader = probe
+		if err := b.Check(); err != nil {
+			return err
+		}
+		ev, err := reader.Evaluate(probe, data.states, data.qs)
+		if err != nil {
+			return err
+		}
+		if err := b.Save(*sf.out); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "reader: %s (%d parameters) from %s\n", probe.Name(), probe.NumParams(), *probePath)
+		printEvaluation(stdout, fmt.Sprintf("%s (%d questions)", *sf.in, len(data.qs)), ev)
+		fmt.Fprintf(stdout, "wrote %s, bundle sha256 %s\n", *sf.out, b.HashString())
+		return nil
 	}
 	cfg := d
 	cfg.Epochs, cfg.Seed = *epochs, *seed
