@@ -1,0 +1,67 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestStagesAndBench runs every later fit stage and bench on a small sim
+// set: the reader trains, risk fills the policy, lambda picks a value within
+// epsilon, and bench reports every row.
+func TestStagesAndBench(t *testing.T) {
+	dir := t.TempDir()
+	traj, b0, b1, b2, b3 := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "b0.mwb"), filepath.Join(dir, "b1.mwb"), filepath.Join(dir, "b2.mwb"), filepath.Join(dir, "b3.mwb")
+	steps := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sim", "--episodes", "6", "--steps", "12", "--dim", "32", "--out", traj, "--quiet"}, "wrote"},
+		{[]string{"fit", "--in", traj, "--out", b0, "--preset", "tiny", "--quiet"}, "wrote"},
+		{[]string{"fit", "--stage", "reader", "--model", b0, "--in", traj, "--out", b1, "--epochs", "3", "--quiet"}, "validation"},
+		{[]string{"fit", "--stage", "risk", "--model", b1, "--in", traj, "--out", b2, "--quiet", "--min-count", "10"}, "task impact V_j"},
+		{[]string{"fit", "--stage", "lambda", "--model", b2, "--in", traj, "--out", b3, "--epsilon", "0.5", "--refine", "1", "--baselines", "--quiet"}, "rate at matched distortion"},
+		{[]string{"inspect", b3}, "error lookup g(H)"},
+	}
+	for _, s := range steps {
+		code, out, errs := memowm(t, s.args...)
+		if code != 0 || !strings.Contains(out, s.want) {
+			t.Fatalf("%v: status %d\n%s%s", s.args, code, out, errs)
+		}
+	}
+	code, out, errs := memowm(t, "bench", "--model", b3, "--in", traj, "--json", "--quiet")
+	var rep struct {
+		Methods []struct {
+			Name  string   `json:"name"`
+			Bits  float64  `json:"bits_per_obs"`
+			Ideal float64  `json:"ideal_bits_per_obs"`
+			DNLL  *float64 `json:"delta_nll_bits"`
+		} `json:"methods"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("bench: %d %s %s", code, out, errs)
+	}
+	names := map[string]bool{}
+	for _, m := range rep.Methods {
+		names[m.Name] = true
+		if m.Bits <= 0 || m.Ideal <= 0 {
+			t.Fatalf("row %+v", m)
+		}
+	}
+	for _, n := range []string{"fixed-width", "zstd", "order1-context", "wm-all-send", "wm-gated"} {
+		if !names[n] {
+			t.Fatalf("bench lacks %s: %s", n, out)
+		}
+	}
+	// Errors: a stage without its prerequisites.
+	if code, _, errs := memowm(t, "fit", "--stage", "risk", "--model", b0, "--in", traj, "--out", filepath.Join(dir, "x.mwb")); code != 1 || !strings.Contains(errs, "has no reader") {
+		t.Fatalf("risk without a reader: %d %s", code, errs)
+	}
+	if code, _, errs := memowm(t, "fit", "--stage", "lambda", "--model", b1, "--in", traj, "--out", filepath.Join(dir, "x.mwb")); code != 1 || !strings.Contains(errs, "risk policy") {
+		t.Fatalf("lambda without risk: %d %s", code, errs)
+	}
+	if code, _, errs := memowm(t, "fit", "--stage", "magic", "--model", b1); code != 2 || !strings.Contains(errs, "unknown stage") {
+		t.Fatalf("unknown stage: %d %s", code, errs)
+	}
+}
