@@ -136,3 +136,56 @@ func (o *order) at(pos int) int {
 	}
 	return int(o.perm[pos%o.n])
 }
+
+// InitOutputPriors sets a fresh model's output code bias to each
+// coordinate's log marginal frequency in seqs (add-one-half smoothing,
+// centred) and its copy-gate bias to the log-odds of a coordinate keeping its
+// previous code: the order-0 prior and the copy rate the data shows, so that
+// training starts from them instead of from uniform. It returns the copy
+// rate. The error wraps ErrHistory or ErrCode.
+func InitOutputPriors(m *Model, seqs []Sequence) (float64, error) {
+	c := &m.cfg
+	if err := c.checkSequences(seqs); err != nil {
+		return 0, err
+	}
+	J, C := c.Coords(), c.Codewords
+	counts := make([]float64, J*C)
+	var same, total float64
+	for i := range seqs {
+		for t, z := range seqs[i].Codes {
+			for j, v := range z {
+				counts[j*C+int(v)]++
+			}
+			if t > 0 {
+				prev := seqs[i].Codes[t-1]
+				for j, v := range z {
+					if prev[j] == v {
+						same++
+					}
+				}
+				total += float64(J)
+			}
+		}
+	}
+	p := m.p
+	for j := 0; j < J; j++ {
+		row := counts[j*C : (j+1)*C]
+		var mean float64
+		for k := range row {
+			row[k] = math.Log(row[k] + 0.5)
+			mean += row[k]
+		}
+		mean /= float64(C)
+		for k, v := range row {
+			p.codeBias[j*C+k] = float32(v - mean)
+		}
+	}
+	rate := 0.5
+	if total > 0 {
+		rate = min(max(same/total, 0.01), 0.99)
+	}
+	for j := range p.copyB {
+		p.copyB[j] = float32(math.Log(rate / (1 - rate)))
+	}
+	return rate, nil
+}

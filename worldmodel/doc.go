@@ -41,6 +41,22 @@
 // Weights are stored in a versioned, checksummed file (weights.go) that a
 // model bundle can embed; New builds a randomly initialised model from a seed.
 //
+// # Training
+//
+// Trainer (train.go) trains a model in place on Sequences of true codes:
+// every transition is one example, its window of at most 16 states and
+// actions predicting the next state. The loss (loss.go) is the next state's
+// code length in bits with the copy gate, plus the slot-validity BCE. The
+// training forward (tape.go) is forward.go's, with the same layer functions,
+// keeping its activations; each layer's backward sits in grad_layers.go and
+// grad_action.go, and tests check every parameter's gradient by finite
+// differences of the float64 reference transcription. AdamW with warm-up and
+// cosine decay and a gradient-norm cap (adamw.go), dropout on the embedded
+// tokens and both residual branches, a seeded data order, and checkpoints
+// (checkpoint.go) that resume a run bit for bit. Training is deterministic
+// for a seed on one machine and build, whatever the thread count; it is not
+// part of the f32 profile (the weights it writes are).
+//
 // # Invariants
 //
 //   - Profile "f32": for the same weights and histories, Forward and Predict
@@ -63,8 +79,8 @@
 //
 // # Aliasing
 //
-// Model is immutable after construction and may be shared; Params and Tensor
-// alias it. A CPU owns buffers that Forward and Predict reuse, so one CPU
+// Model is immutable after construction and may be shared, except by a
+// Trainer, which updates its weights in place; Params and Tensor alias it. A CPU owns buffers that Forward and Predict reuse, so one CPU
 // serves one goroutine at a time; Outputs and Predictions passed as dst are
 // reused.
 package worldmodel

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/memowm/memowm/trajectory"
 )
 
 // TestTapeMatchesForward: the training forward without dropout gives the
@@ -259,5 +261,28 @@ func TestNoCopyAblation(t *testing.T) {
 	}
 	if math.Abs(a.BitsPerTransition-e.BitsPerTransition) > 1e-6*e.BitsPerTransition {
 		t.Fatalf("ablation eval %g, plain eval %g", a.BitsPerTransition, e.BitsPerTransition)
+	}
+}
+
+// TestInitOutputPriors: the bias follows the marginals, the gate the copy
+// rate.
+func TestInitOutputPriors(t *testing.T) {
+	cfg := microConfig()
+	m, _ := New(cfg, 1)
+	J := cfg.Coords()
+	z0, z1 := make([]uint8, J), make([]uint8, J)
+	z1[0] = 3 // one coordinate of J changes
+	seqs := []Sequence{{Codes: [][]uint8{z0, z1}, Actions: make([]trajectory.Action, 1)}}
+	rate, err := InitOutputPriors(m, seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := float64(J-1) / float64(J); math.Abs(rate-want) > 1e-12 {
+		t.Fatalf("copy rate %g, want %g", rate, want)
+	}
+	b, _ := m.Tensor("code_head/b")
+	C := cfg.Codewords
+	if !(b[0] == b[3] && b[3] > b[1] && b[C] > b[C+1]) {
+		t.Fatalf("bias %v", b[:2*C])
 	}
 }

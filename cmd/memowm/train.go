@@ -82,6 +82,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	window := fs.Int("window", 0, "states per history (0: the model's 16; 1 is the no-history ablation)")
 	noActions := fs.Bool("no-actions", false, "ablation: train and evaluate without actions")
 	noCopy := fs.Bool("no-copy", false, "ablation: close the copy gate")
+	priors := fs.Bool("priors", false, "start the output bias at the training codes' log marginals and the copy gate at their copy rate")
 	seed := fs.Uint64("seed", 0, "seed of the initial weights, the data order and dropout")
 	resume := fs.String("resume", "", "checkpoint to continue from (same TRAIN)")
 	ckpt := fs.String("checkpoint", "", "checkpoint file (default BUNDLE.ckpt)")
@@ -185,6 +186,13 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			}
 			if start, err = worldmodel.New(cfg, *seed); err != nil {
 				return err
+			}
+			if *priors {
+				rate, err := worldmodel.InitOutputPriors(start, train)
+				if err != nil {
+					return err
+				}
+				logf("fit wm: output bias from the training codes' marginals, copy-gate bias from their copy rate %.3f\n", rate)
 			}
 		}
 		tc := worldmodel.TrainConfig{Steps: *steps, Batch: *batch, LR: *lr, Warmup: *warmup, Clip: *clip,
