@@ -5,10 +5,10 @@ import (
 	"testing"
 )
 
-// BenchmarkTrainStep times one optimizer step of batch 16 on 16-state
-// windows of random sequences, per preset.
+// BenchmarkTrainStep times one optimizer step of batch 16 (4 for paper) on
+// windows of up to 16 states of random 20-step sequences, per preset.
 func BenchmarkTrainStep(b *testing.B) {
-	for _, name := range []string{"tiny", "small", "base"} {
+	for _, name := range []string{"tiny", "small", "base", "paper"} {
 		b.Run(name, func(b *testing.B) {
 			cfg, _ := Preset(name)
 			m, err := New(cfg, 1)
@@ -17,7 +17,11 @@ func BenchmarkTrainStep(b *testing.B) {
 			}
 			rng := rand.New(rand.NewPCG(1, 1))
 			seqs := microSequences(rng, &cfg, 4, 20)
-			tr, err := NewTrainer(m, seqs, TrainConfig{Steps: 1 << 30, Batch: 16})
+			batch := 16
+			if name == "paper" {
+				batch = 4
+			}
+			tr, err := NewTrainer(m, seqs, TrainConfig{Steps: 1 << 30, Batch: batch})
 			if err != nil {
 				b.Fatal(err)
 			}
