@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/memowm/memowm/internal/atomicfile"
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
@@ -38,6 +39,9 @@ type Writer struct {
 func Create(path string, b *model.Bundle, p worldmodel.Predictor, policy model.Policy) (*Writer, error) {
 	if err := policy.Validate(); err != nil {
 		return nil, err
+	}
+	if err := atomicfile.CheckTarget(path); err != nil {
+		return nil, fmt.Errorf("codec: %w", err)
 	}
 	if b.Hash() == ([32]byte{}) {
 		return nil, fmt.Errorf("codec: the bundle has no identity yet (read or save it first)")

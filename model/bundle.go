@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/memowm/memowm/internal/atomicfile"
 	"github.com/memowm/memowm/opq"
 	"github.com/memowm/memowm/reader"
 	"github.com/memowm/memowm/worldmodel"
@@ -238,6 +239,9 @@ func formatErr(format string, args ...any) error {
 
 // Save writes b to path through a temporary file that is synced and renamed.
 func (b *Bundle) Save(path string) (err error) {
+	if err := atomicfile.CheckTarget(path); err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
 	data, err := b.Bytes()
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/memowm/memowm/internal/atomicfile"
 	"github.com/memowm/memowm/trajectory"
 )
 
@@ -235,6 +236,9 @@ func formatErr(format string, args ...any) error {
 // Save writes q to path through a temporary file in the same directory,
 // synced and then renamed, so path never holds a partial file.
 func (q *Quantizer) Save(path string) (err error) {
+	if err := atomicfile.CheckTarget(path); err != nil {
+		return fmt.Errorf("opq: %w", err)
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("opq: %w", err)

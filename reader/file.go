@@ -12,6 +12,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/memowm/memowm/internal/atomicfile"
 )
 
 // The probe file format, version 1, little-endian throughout:
@@ -185,6 +187,9 @@ func Load(path string) (*Probe, error) {
 // Save writes p to path through a temporary file in the same directory,
 // synced and then renamed, so path never holds a partial file.
 func (p *Probe) Save(path string) (err error) {
+	if err := atomicfile.CheckTarget(path); err != nil {
+		return fmt.Errorf("reader: %w", err)
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("reader: %w", err)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/memowm/memowm/internal/atomicfile"
 )
 
 // Format is a trajectory file format, chosen by a file's extension.
@@ -63,6 +65,9 @@ type tempFile struct {
 }
 
 func createTemp(path string) (*tempFile, error) {
+	if err := atomicfile.CheckTarget(path); err != nil {
+		return nil, fmt.Errorf("trajectory: %w", err)
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."

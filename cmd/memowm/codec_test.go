@@ -151,6 +151,8 @@ func TestCodecErrors(t *testing.T) {
 		{[]string{"encode", "--in", traj, "--out", filepath.Join(dir, "y.mwm")}, 2, "--model BUNDLE is required"},
 		{[]string{"encode", "--model", mem, "--in", traj, "--out", filepath.Join(dir, "y.mwm")}, 1, "not a valid model bundle"},
 		{[]string{"verify", "--model", b1}, 2, "want exactly one memory file"},
+		{[]string{"encode", "--model", b1, "--in", traj, "--out", dir}, 1, "is not a regular file"},
+		{[]string{"fit", "--opq", b1, "--out", dir}, 1, "not a valid quantizer file"},
 	}
 	for _, c := range cases {
 		code, _, errs := memowm(t, c.args...)
