@@ -12,7 +12,6 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/memowm/memowm/internal/atomicfile"
 	"github.com/memowm/memowm/opq"
@@ -238,34 +237,16 @@ func formatErr(format string, args ...any) error {
 }
 
 // Save writes b to path through a temporary file that is synced and renamed.
-func (b *Bundle) Save(path string) (err error) {
-	if err := atomicfile.CheckTarget(path); err != nil {
-		return fmt.Errorf("model: %w", err)
-	}
+func (b *Bundle) Save(path string) error {
 	data, err := b.Bytes()
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	err = atomicfile.Write(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("model: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("model: %w", err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("model: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("model: %w", err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
 	return nil

@@ -10,7 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
+	"strings"
 
 	"github.com/memowm/memowm/internal/atomicfile"
 	"github.com/memowm/memowm/trajectory"
@@ -235,33 +235,15 @@ func formatErr(format string, args ...any) error {
 
 // Save writes q to path through a temporary file in the same directory,
 // synced and then renamed, so path never holds a partial file.
-func (q *Quantizer) Save(path string) (err error) {
-	if err := atomicfile.CheckTarget(path); err != nil {
-		return fmt.Errorf("opq: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("opq: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = q.WriteTo(tmp); err != nil {
+func (q *Quantizer) Save(path string) error {
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		_, err := q.WriteTo(w)
 		return err
+	})
+	if err != nil && !strings.HasPrefix(err.Error(), "opq: ") {
+		err = fmt.Errorf("opq: %w", err)
 	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("opq: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("opq: %w", err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("opq: %w", err)
-	}
-	return nil
+	return err
 }
 
 // Load reads the quantizer file at path. Bytes after the checksum are an

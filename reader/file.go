@@ -11,7 +11,7 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
+	"strings"
 
 	"github.com/memowm/memowm/internal/atomicfile"
 )
@@ -186,36 +186,15 @@ func Load(path string) (*Probe, error) {
 
 // Save writes p to path through a temporary file in the same directory,
 // synced and then renamed, so path never holds a partial file.
-func (p *Probe) Save(path string) (err error) {
-	if err := atomicfile.CheckTarget(path); err != nil {
-		return fmt.Errorf("reader: %w", err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("reader: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = p.WriteTo(f); err != nil {
+func (p *Probe) Save(path string) error {
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		_, err := p.WriteTo(w)
 		return err
+	})
+	if err != nil && !strings.HasPrefix(err.Error(), "reader: ") {
+		err = fmt.Errorf("reader: %w", err)
 	}
-	if err = f.Chmod(0o644); err != nil {
-		return fmt.Errorf("reader: %w", err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("reader: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("reader: %w", err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("reader: %w", err)
-	}
-	return nil
+	return err
 }
 
 // IsFile reports whether the file at path starts with the probe magic.
