@@ -215,7 +215,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("the world model's interface (%d slots x %d subspaces, %d codewords) is not the quantizer's (%v, %d codewords)",
 			cfg.Slots, cfg.Subspaces, cfg.Codewords, q.Shape(), q.Codewords())
 	}
-	logf("fit wm: %s, %d parameters; %d steps of batch %d, lr %g (warm-up %d, cosine to %g), weight decay %g, clip %g, dropout %g, window %d, seed %d\n",
+	logf("fit wm: %s, %d parameters; %d steps of batch %d, lr %.3g (warm-up %d, cosine to %.3g), weight decay %g, clip %g, dropout %g, window %d, seed %d\n",
 		cfg.Preset, cfg.NumParams(), tc.Steps, tc.Batch, tc.LR, tc.Warmup, tc.MinLR, tc.WeightDecay, tc.Clip, cfg.Dropout, tc.Window, tc.Seed)
 
 	if *ckptEvery == 0 {
