@@ -113,6 +113,9 @@ func TestLosslessRoundTrip(t *testing.T) {
 	var first []byte
 	for _, batch := range []int{1, 3, 7} {
 		path, stats := encodeFile(t, b, p, keep, eps, batch)
+		if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o644 {
+			t.Fatalf("memory file mode %v (%v)", st.Mode(), err)
+		}
 		data, _ := os.ReadFile(path)
 		if first == nil {
 			first = data

@@ -164,6 +164,9 @@ func (w *Writer) Close() error {
 	w.bw.Write(foot[:])
 	err := w.bw.Flush()
 	if err == nil {
+		err = w.tmp.Chmod(0o644) // CreateTemp makes 0600
+	}
+	if err == nil {
 		err = w.tmp.Sync()
 	}
 	if cerr := w.tmp.Close(); err == nil {
