@@ -11,7 +11,8 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
+
+	"github.com/memowm/memowm/internal/atomicfile"
 )
 
 // A checkpoint is everything a Trainer needs to continue a run as if it had
@@ -87,29 +88,10 @@ func (t *Trainer) WriteCheckpoint(w io.Writer) error {
 	return err
 }
 
-// SaveCheckpoint writes the checkpoint to path: a temporary file in the same
-// directory, synced and renamed.
-func (t *Trainer) SaveCheckpoint(path string) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = t.WriteCheckpoint(f); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+// SaveCheckpoint writes the checkpoint to path through a synced temporary
+// file renamed over it (internal/atomicfile).
+func (t *Trainer) SaveCheckpoint(path string) error {
+	return atomicfile.Write(path, t.WriteCheckpoint)
 }
 
 // Checkpoint is a checkpoint read back: the model at Step steps and the
