@@ -49,6 +49,33 @@ func (im *Impacts) Mean() []float64 {
 	return v
 }
 
+// Shrunk is V_j shrunk towards the mean impact of all errors, with n0
+// pseudo-errors: (Sum_j + n0 * Vbar) / (NErr_j + n0), Vbar = sum of Sum /
+// sum of NErr. With n0 = 0 it is Mean. Single-coordinate counterfactuals
+// read by a confident reader are often exactly 0 (the answer does not move
+// for one coordinate), yet omitting many such coordinates together does
+// move it; a few pseudo-errors keep those coordinates ordered by their
+// error rate instead of all tying at 0 risk.
+func (im *Impacts) Shrunk(n0 float64) []float64 {
+	var s float64
+	var n int
+	for j := range im.Sum {
+		s += im.Sum[j]
+		n += im.NErr[j]
+	}
+	vbar := 0.0
+	if n > 0 {
+		vbar = s / float64(n)
+	}
+	v := make([]float64, len(im.Sum))
+	for j := range v {
+		if d := float64(im.NErr[j]) + n0; d > 0 {
+			v[j] = (im.Sum[j] + n0*vbar) / d
+		}
+	}
+	return v
+}
+
 // Impact measures single-coordinate counterfactuals: for every item, the
 // reader's bits with the complete state and with each wrongly predicted
 // coordinate replaced by its mode (decoded through q, one slot changed).

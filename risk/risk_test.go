@@ -215,3 +215,25 @@ func TestImpactEditsMatchStates(t *testing.T) {
 		}
 	}
 }
+
+func TestShrunk(t *testing.T) {
+	im := &Impacts{Sum: []float64{0, 3, 1}, NErr: []int{0, 3, 1}}
+	// Vbar = 4/4 = 1.
+	want := []float64{1, 1, 1}
+	for j, v := range im.Shrunk(1) {
+		if math.Abs(v-want[j]) > 1e-12 {
+			t.Fatalf("Shrunk(1)[%d] = %g, want %g", j, v, want[j])
+		}
+	}
+	im = &Impacts{Sum: []float64{0, 0, 8}, NErr: []int{0, 3, 1}}
+	// Vbar = 2: (0+2)/1, (0+2)/4, (8+2)/2.
+	want = []float64{2, 0.5, 5}
+	for j, v := range im.Shrunk(1) {
+		if math.Abs(v-want[j]) > 1e-12 {
+			t.Fatalf("Shrunk(1)[%d] = %g, want %g", j, v, want[j])
+		}
+	}
+	if m := im.Shrunk(0); m[0] != 0 || m[1] != 0 || m[2] != 8 {
+		t.Fatalf("Shrunk(0) %v is not Mean", m)
+	}
+}

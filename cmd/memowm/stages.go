@@ -200,6 +200,7 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 		"stores them in the bundle's risk policy with lambda 0 (lossless until the\n"+
 		"lambda stage).", stdout)
 	minCount := fs.Uint64("min-count", 200, "predictions a bin needs to use its own error rate")
+	prior := fs.Float64("impact-prior", 1, "pseudo-errors at the mean impact added to every coordinate's V_j (0: the plain mean over errors)")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
 	if err := sf.check(fs, args); err != nil {
 		return err
@@ -246,7 +247,10 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	b.Policy = risk.Policy(cal, *minCount, im.Mean())
+	if *prior < 0 {
+		return usagef("--impact-prior %g must not be negative", *prior)
+	}
+	b.Policy = risk.Policy(cal, *minCount, im.Shrunk(*prior))
 	if err := b.Save(*sf.out); err != nil {
 		return err
 	}
