@@ -11,7 +11,9 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
+	"strings"
+
+	"github.com/memowm/memowm/internal/atomicfile"
 )
 
 // The weights file, version 1, all integers little-endian:
@@ -175,30 +177,15 @@ func Read(r io.Reader) (*Model, error) {
 
 // Save writes the model to path: a temporary file in the same directory,
 // synced and renamed, so path is either the old file or the complete new one.
-func (m *Model) Save(path string) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("worldmodel: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = m.WriteTo(f); err != nil {
+func (m *Model) Save(path string) error {
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		_, err := m.WriteTo(w)
 		return err
+	})
+	if err != nil && !strings.HasPrefix(err.Error(), "worldmodel: ") {
+		err = fmt.Errorf("worldmodel: %w", err)
 	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("worldmodel: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("worldmodel: %w", err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("worldmodel: %w", err)
-	}
-	return nil
+	return err
 }
 
 // Load reads the weights file at path (see Read). Bytes after the file's end
