@@ -15,9 +15,6 @@ import (
 )
 
 func runFit(args []string, stdout, stderr io.Writer) error {
-	if hasStageWM(args) {
-		return runFitWM(stripStage(args), stdout, stderr)
-	}
 	if len(args) > 0 && args[0] == "opq" {
 		return runFitOPQ(args[1:], stdout, stderr)
 	}
@@ -25,6 +22,8 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 		switch stage {
 		case "opq":
 			return runFitOPQ(rest, stdout, stderr)
+		case "wm":
+			return runFitWM(rest, stdout, stderr)
 		case "reader":
 			return runFitReader(rest, stdout, stderr)
 		case "risk":

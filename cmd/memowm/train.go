@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"time"
 
 	"github.com/memowm/memowm/entropy"
@@ -17,39 +16,6 @@ import (
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
 )
-
-// hasStageWM reports whether args select 'fit --stage wm' (--stage wm,
-// --stage=wm, -stage ...).
-func hasStageWM(args []string) bool {
-	for i, a := range args {
-		name, val, eq := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") || name != "stage" {
-			continue
-		}
-		if !eq && i+1 < len(args) {
-			val = args[i+1]
-		}
-		return val == "wm"
-	}
-	return false
-}
-
-// stripStage returns args without the --stage flag and its value.
-func stripStage(args []string) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name, _, eq := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if strings.HasPrefix(a, "-") && name == "stage" {
-			if !eq {
-				i++
-			}
-			continue
-		}
-		out = append(out, a)
-	}
-	return out
-}
 
 // evalSubset is the number of held-out transitions of the evaluations
 // during a run.

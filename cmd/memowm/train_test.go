@@ -1,0 +1,48 @@
+package main
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestStageArg(t *testing.T) {
+	cases := []struct {
+		args  []string
+		stage string
+		rest  []string
+	}{
+		{[]string{"--stage", "wm", "--in", "x"}, "wm", []string{"--in", "x"}},
+		{[]string{"--in", "x", "--stage=risk"}, "risk", []string{"--in", "x"}},
+		{[]string{"-stage", "reader", "--quiet"}, "reader", []string{"--quiet"}},
+		{[]string{"--in", "x"}, "", []string{"--in", "x"}},
+	}
+	for _, c := range cases {
+		stage, rest := stageArg(c.args)
+		if stage != c.stage || !reflect.DeepEqual(rest, c.rest) {
+			t.Errorf("stageArg(%v) = %q %v, want %q %v", c.args, stage, rest, c.stage, c.rest)
+		}
+	}
+}
+
+// TestFitWMThenEncode trains a tiny model for a few steps and uses the
+// bundle at once.
+func TestFitWMThenEncode(t *testing.T) {
+	dir := t.TempDir()
+	traj, bundle, mem := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "b.mwb"), filepath.Join(dir, "m.mwm")
+	for _, c := range [][]string{
+		{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"},
+		{"fit", "--stage", "wm", "--in", traj, "--preset", "tiny", "--steps", "3", "--batch", "4", "--out", bundle},
+		{"encode", "--model", bundle, "--in", traj, "--out", mem, "--quiet"},
+		{"verify", "--model", bundle, mem},
+	} {
+		code, out, errs := memowm(t, c...)
+		if code != 0 {
+			t.Fatalf("%v: status %d\n%s%s", c, code, out, errs)
+		}
+		if c[0] == "verify" && !strings.Contains(out, "4 episodes, 84 observations intact") {
+			t.Fatalf("verify: %s", out)
+		}
+	}
+}
