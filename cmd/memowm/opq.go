@@ -30,8 +30,10 @@ func runFit(args []string, stdout, stderr io.Writer) error {
 			return runFitRisk(rest, stdout, stderr)
 		case "lambda":
 			return runFitLambda(rest, stdout, stderr)
+		case "all":
+			return runFitAll(rest, stdout, stderr)
 		}
-		return usagef("unknown stage %q (want opq, wm, reader, risk or lambda)", stage)
+		return usagef("unknown stage %q (want opq, wm, reader, risk, lambda or all)", stage)
 	}
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		return usagef("unknown stage %q (want opq, or flags for a whole bundle)", args[0])

@@ -401,3 +401,55 @@ func pooledRate(p model.Policy) float64 {
 	}
 	return s / float64(len(p.Marginal))
 }
+
+// runFitAll is 'fit --stage all': the world model, the reader, the risk
+// tables and lambda in a row, each stage's bundle the next one's input.
+func runFitAll(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("fit --stage all", "--in TRAIN --calib CALIB --out BUNDLE [flags]",
+		"Runs every stage: trains the world model on TRAIN (fitting the quantizer\n"+
+			"first unless --opq), trains the reader on TRAIN's questions (or --probe),\n"+
+			"measures the risk tables and calibrates lambda on CALIB. Intermediate bundles\n"+
+			"are kept beside BUNDLE as BUNDLE.wm, .reader and .risk.", stdout)
+	in := fs.String("in", "", "training trajectories with states and questions (required)")
+	calibPath := fs.String("calib", "", "calibration trajectories with questions (required)")
+	out := fs.String("out", "", "bundle to write (required)")
+	preset := fs.String("preset", "small", "world-model preset")
+	steps := fs.Int("steps", 1000, "world-model optimizer steps")
+	opqPath := fs.String("opq", "", "quantizer file (default: fit one on TRAIN)")
+	probe := fs.String("probe", "", "trained reader probe (default: train one on TRAIN)")
+	epsilon := fs.Float64("epsilon", 0.05, "largest |D| allowed, in bits per answer")
+	baselines := fs.Bool("baselines", false, "also tune the gating baselines")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if *in == "" || *calibPath == "" || *out == "" {
+		return usagef("--in TRAIN, --calib CALIB and --out BUNDLE are required")
+	}
+	q := []string{}
+	if *quiet {
+		q = []string{"--quiet"}
+	}
+	wm, rd, rk := *out+".wm", *out+".reader", *out+".risk"
+	stages := []struct {
+		name string
+		run  func([]string, io.Writer, io.Writer) error
+		args []string
+	}{
+		{"wm", runFitWM, append([]string{"--in", *in, "--out", wm, "--preset", *preset, "--steps", fmt.Sprint(*steps), "--opq", *opqPath}, q...)},
+		{"reader", runFitReader, append([]string{"--model", wm, "--in", *in, "--out", rd, "--probe", *probe}, q...)},
+		{"risk", runFitRisk, append([]string{"--model", rd, "--in", *calibPath, "--out", rk}, q...)},
+		{"lambda", runFitLambda, append([]string{"--model", rk, "--in", *calibPath, "--out", *out, "--epsilon", fmt.Sprint(*epsilon), fmt.Sprintf("--baselines=%v", *baselines)}, q...)},
+	}
+	for _, s := range stages {
+		fmt.Fprintf(stdout, "== stage %s\n", s.name)
+		if err := s.run(s.args, stdout, stderr); err != nil {
+			return fmt.Errorf("stage %s: %w", s.name, err)
+		}
+	}
+	return nil
+}

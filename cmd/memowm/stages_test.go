@@ -65,3 +65,23 @@ func TestStagesAndBench(t *testing.T) {
 		t.Fatalf("unknown stage: %d %s", code, errs)
 	}
 }
+
+// TestFitAll runs every stage with one command.
+func TestFitAll(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a model and a reader")
+	}
+	dir := t.TempDir()
+	traj, out := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "all.mwb")
+	if code, _, errs := memowm(t, "sim", "--episodes", "5", "--steps", "12", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, o, errs := memowm(t, "fit", "--stage", "all", "--in", traj, "--calib", traj, "--out", out,
+		"--preset", "tiny", "--steps", "3", "--epsilon", "0.5", "--quiet")
+	if code != 0 || !strings.Contains(o, "== stage lambda") || !strings.Contains(o, "lambda ") {
+		t.Fatalf("fit --stage all: %d\n%s%s", code, o, errs)
+	}
+	if code, o, _ := memowm(t, "inspect", out); code != 0 || !strings.Contains(o, "policy risk") {
+		t.Fatalf("inspect: %s", o)
+	}
+}
