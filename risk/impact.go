@@ -170,3 +170,40 @@ func Policy(c *Calibration, minCount uint64, v []float64) model.Policy {
 	}
 	return model.Policy{Kind: model.Risk, BinQ16: c.BinQ16, BinRate: binRate, Marginal: marginal, Impact: impact}
 }
+
+// SetDamage is the mean, over items, of the reader's extra answer bits when
+// every coordinate in set whose mode is wrong takes its mode at once (the
+// others stay true): the damage of omitting the whole set.
+func SetDamage(q *opq.Quantizer, sc Scorer, items []Item, set []int) (float64, error) {
+	var base, mod [][]float32
+	var qs []*trajectory.Question
+	for n, it := range items {
+		x, err := q.Decode(it.Codes)
+		if err != nil {
+			return 0, fmt.Errorf("risk: item %d: %w", n, err)
+		}
+		y := append([]float32(nil), x...)
+		for _, j := range set {
+			if it.Modes[j] != it.Codes[j] {
+				q.AddCoordinateDelta(y, j, it.Codes[j], it.Modes[j])
+			}
+		}
+		base, mod, qs = append(base, x), append(mod, y), append(qs, it.Q)
+	}
+	if len(items) == 0 {
+		return 0, fmt.Errorf("risk: no items")
+	}
+	a, err := sc.Bits(nil, base, qs)
+	if err != nil {
+		return 0, fmt.Errorf("risk: %w", err)
+	}
+	b, err := sc.Bits(nil, mod, qs)
+	if err != nil {
+		return 0, fmt.Errorf("risk: %w", err)
+	}
+	var d float64
+	for i := range a {
+		d += b[i] - a[i]
+	}
+	return d / float64(len(a)), nil
+}

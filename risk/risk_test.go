@@ -237,3 +237,29 @@ func TestShrunk(t *testing.T) {
 		t.Fatalf("Shrunk(0) %v is not Mean", m)
 	}
 }
+
+func TestSetDamage(t *testing.T) {
+	s, p := setup(t)
+	ep := s.Episodes[3]
+	keep := map[StepKey]bool{{ep.ID, 5}: true}
+	c, err := Collect(p, []*trajectory.Episode{ep}, DefaultBinQ16, keep, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := Item{Codes: ep.Codes[5], Modes: c.Modes[StepKey{ep.ID, 5}], Q: &trajectory.Question{Episode: ep.ID, Step: 5}}
+	sc := newLinearScorer(s.Q.Shape().StateLen())
+	// The empty set does no damage; a one-coordinate set equals its impact.
+	if d, err := SetDamage(s.Q, sc, []Item{it}, nil); err != nil || d != 0 {
+		t.Fatalf("empty set: %g %v", d, err)
+	}
+	im, _ := Impact(s.Q, sc, []Item{it}, nil)
+	for j := range it.Codes {
+		if it.Modes[j] != it.Codes[j] {
+			d, _ := SetDamage(s.Q, sc, []Item{it}, []int{j})
+			if math.Abs(d-im.Sum[j]) > 1e-9 {
+				t.Fatalf("coordinate %d: set damage %g, impact %g", j, d, im.Sum[j])
+			}
+			break
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/memowm/memowm/reader"
 	"github.com/memowm/memowm/risk"
 	"github.com/memowm/memowm/trajectory"
+	"github.com/memowm/memowm/worldmodel"
 )
 
 // stageArg finds --stage NAME (or --stage=NAME) in args and returns the
@@ -201,6 +203,7 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 		"lambda stage).", stdout)
 	minCount := fs.Uint64("min-count", 200, "predictions a bin needs to use its own error rate")
 	prior := fs.Float64("impact-prior", 1, "pseudo-errors at the mean impact added to every coordinate's V_j (0: the plain mean over errors)")
+	check := fs.String("check", "", "held-out trajectories: compare the damage of the lowest-V_j coordinates with random sets of the same size")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
 	if err := sf.check(fs, args); err != nil {
 		return err
@@ -257,7 +260,68 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "risk: %d episodes, %d questions with %d counterfactual states, in %.1f s; reference error rate %.4f\n",
 		len(data.eps), len(items), sum(im.NErr), time.Since(start).Seconds(), cal.ErrorRate())
 	printRiskPolicy(stdout, b.Policy, cal)
+	if *check != "" {
+		if err := checkImpact(stdout, b, p, *check, im.Shrunk(*prior), *batch); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(stdout, "wrote %s, bundle sha256 %s\n", *sf.out, b.HashString())
+	return nil
+}
+
+// checkImpact compares, on held-out trajectories, the damage of omitting at
+// once the coordinates with the lowest V_j (5%, 10%, 20%) with that of random
+// sets of the same size (the mean of 5 seeded draws).
+func checkImpact(w io.Writer, b *model.Bundle, p worldmodel.Predictor, path string, v []float64, batch int) error {
+	data, err := loadCalib(b, path)
+	if err != nil {
+		return err
+	}
+	keep := map[risk.StepKey]bool{}
+	for _, q := range data.qs {
+		keep[risk.StepKey{Episode: q.Episode, Step: q.Step}] = true
+	}
+	cal, err := risk.Collect(p, data.eps, risk.DefaultBinQ16, keep, batch)
+	if err != nil {
+		return err
+	}
+	byID := map[int64]*trajectory.Episode{}
+	for _, ep := range data.eps {
+		byID[ep.ID] = ep
+	}
+	var items []risk.Item
+	for _, q := range data.qs {
+		if q.Step > 0 {
+			items = append(items, risk.Item{Codes: byID[q.Episode].Codes[q.Step], Modes: cal.Modes[risk.StepKey{Episode: q.Episode, Step: q.Step}], Q: q})
+		}
+	}
+	order := make([]int, len(v))
+	for j := range order {
+		order[j] = j
+	}
+	sort.SliceStable(order, func(a, c int) bool { return v[order[a]] < v[order[c]] })
+	rng := rand.New(rand.NewPCG(1, 1))
+	fmt.Fprintf(w, "held-out check on %s (%d questions): damage of omitting the lowest-V_j coordinates vs random sets\n", path, len(items))
+	for _, frac := range []float64{0.05, 0.10, 0.20} {
+		k := int(frac * float64(len(v)))
+		low, err := risk.SetDamage(b.OPQ, b.Reader, items, order[:k])
+		if err != nil {
+			return err
+		}
+		var rnd float64
+		for r := 0; r < 5; r++ {
+			d, err := risk.SetDamage(b.OPQ, b.Reader, items, rng.Perm(len(v))[:k])
+			if err != nil {
+				return err
+			}
+			rnd += d / 5
+		}
+		ratio := "n/a"
+		if low > 0 {
+			ratio = fmt.Sprintf("%.1fx less", rnd/low)
+		}
+		fmt.Fprintf(w, "  bottom %2.0f%% (%4d coordinates): %+.5f bits; random sets: %+.5f bits; %s\n", 100*frac, k, low, rnd, ratio)
+	}
 	return nil
 }
 
