@@ -118,6 +118,9 @@ func Run(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, opt
 	}
 	gated.Name = "wm-gated"
 	switch {
+	case b.Policy.Lossless() && b.Policy.Kind == model.Risk:
+		gated.DeltaNLLBits = &zero
+		gated.Note = "the bundle's risk policy has lambda 0 (calibration kept everything)"
 	case b.Policy.Lossless():
 		gated.DeltaNLLBits = &zero
 		gated.Note = "the bundle's policy is lossless: no calibrated lambda yet"
