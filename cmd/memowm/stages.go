@@ -316,9 +316,9 @@ func checkImpact(w io.Writer, b *model.Bundle, p worldmodel.Predictor, path stri
 			}
 			rnd += d / 5
 		}
-		ratio := "n/a"
+		ratio := "random/bottom n/a"
 		if low > 0 {
-			ratio = fmt.Sprintf("%.1fx less", rnd/low)
+			ratio = fmt.Sprintf("random/bottom %.2f", rnd/low)
 		}
 		fmt.Fprintf(w, "  bottom %2.0f%% (%4d coordinates): %+.5f bits; random sets: %+.5f bits; %s\n", 100*frac, k, low, rnd, ratio)
 	}
