@@ -277,23 +277,6 @@ func distortion(b *model.Bundle, eps []*trajectory.Episode, recon map[int64][][]
 	return d / float64(len(a)), len(a), nil
 }
 
-func pack(z []uint8, bits int, dst []byte) []byte {
-	var acc uint64
-	n := 0
-	for _, c := range z {
-		acc |= uint64(c) << n
-		n += bits
-		for n >= 8 {
-			dst = append(dst, byte(acc))
-			acc >>= 8
-			n -= 8
-		}
-	}
-	if n > 0 {
-		dst = append(dst, byte(acc))
-	}
-	return dst
-}
 
 // zstdRow compresses each episode's packed codes at zstd's best level.
 func zstdRow(eps []*trajectory.Episode, bits int, actions float64) (Row, error) {
@@ -312,7 +295,7 @@ func zstdRow(eps []*trajectory.Episode, bits int, actions float64) (Row, error) 
 	for _, ep := range eps {
 		var b []byte
 		for _, z := range ep.Codes {
-			b = pack(z, bits, b)
+			b = codec.PackCodes(b, z, bits)
 		}
 		raw = append(raw, b)
 		obs += len(ep.Codes)

@@ -82,8 +82,9 @@ func headerFor(b *model.Bundle, policy model.Policy) *Header {
 	}
 }
 
-// packCodes appends z packed at bits per code, little-endian bit order.
-func packCodes(dst []byte, z []uint8, bits int) []byte {
+// PackCodes appends z packed at bits per code, little-endian bit order: the
+// fixed-width form of a code vector (memory files store z_0 this way).
+func PackCodes(dst []byte, z []uint8, bits int) []byte {
 	var acc uint64
 	n := 0
 	for _, c := range z {
@@ -101,7 +102,7 @@ func packCodes(dst []byte, z []uint8, bits int) []byte {
 	return dst
 }
 
-// unpackCodes is packCodes' inverse; it reports an error for a code outside
+// unpackCodes is PackCodes' inverse; it reports an error for a code outside
 // [0, codewords).
 func unpackCodes(dst []uint8, src []byte, bits, codewords int) error {
 	var acc uint64

@@ -109,7 +109,7 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 		sec = binary.LittleEndian.AppendUint64(sec, uint64(ep.ID))
 		sec = binary.LittleEndian.AppendUint32(sec, uint32(len(ep.Codes)))
 		sec = binary.LittleEndian.AppendUint32(sec, uint32(packedLen(J, bits)+len(stream)))
-		sec = packCodes(sec, ep.Codes[0], bits)
+		sec = PackCodes(sec, ep.Codes[0], bits)
 		sec = append(sec, stream...)
 		sec = binary.LittleEndian.AppendUint32(sec, loops[i].codesCRC())
 		sec = binary.LittleEndian.AppendUint32(sec, crc32.Checksum(sec, castagnoli))
