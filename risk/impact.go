@@ -34,8 +34,15 @@ type Item struct {
 
 // Impacts are the summed counterfactual changes per coordinate.
 type Impacts struct {
-	Sum  []float64 // sum over errors of the change in answer bits
-	NErr []int     // errors per coordinate
+	Sum    []float64 // sum over errors of the change in answer bits
+	SumAbs []float64 // sum over errors of its magnitude
+	NErr   []int     // errors per coordinate
+}
+
+// Abs returns the impacts with every change replaced by its magnitude: the
+// mean size of the reader's reaction, whatever its sign.
+func (im *Impacts) Abs() *Impacts {
+	return &Impacts{Sum: im.SumAbs, SumAbs: im.SumAbs, NErr: im.NErr}
 }
 
 // Mean is V_j = Sum_j / NErr_j (0 for a coordinate without errors).
@@ -83,7 +90,7 @@ func (im *Impacts) Shrunk(n0 float64) []float64 {
 // definition. progress, if not nil, is called after each item.
 func Impact(q *opq.Quantizer, sc Scorer, items []Item, progress func(done, total int)) (*Impacts, error) {
 	J := q.Shape().Codes
-	im := &Impacts{Sum: make([]float64, J), NErr: make([]int, J)}
+	im := &Impacts{Sum: make([]float64, J), SumAbs: make([]float64, J), NErr: make([]int, J)}
 	var states [][]float32
 	var qs []*trajectory.Question
 	var edits []reader.SlotEdit
@@ -116,6 +123,7 @@ func Impact(q *opq.Quantizer, sc Scorer, items []Item, progress func(done, total
 				return nil, fmt.Errorf("risk: item %d coordinate %d: the reader returned %g bits", n, j, bits[k+1])
 			}
 			im.Sum[j] += d
+			im.SumAbs[j] += math.Abs(d)
 			im.NErr[j]++
 		}
 		if progress != nil {

@@ -263,3 +263,14 @@ func TestSetDamage(t *testing.T) {
 		}
 	}
 }
+
+func TestAbs(t *testing.T) {
+	im := &Impacts{Sum: []float64{-2, 1}, SumAbs: []float64{4, 1}, NErr: []int{2, 1}}
+	a := im.Abs().Mean()
+	if a[0] != 2 || a[1] != 1 {
+		t.Fatalf("Abs().Mean() = %v", a)
+	}
+	if m := im.Mean(); m[0] != -1 {
+		t.Fatalf("Mean changed: %v", m)
+	}
+}

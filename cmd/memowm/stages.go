@@ -203,6 +203,7 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 		"lambda stage).", stdout)
 	minCount := fs.Uint64("min-count", 200, "predictions a bin needs to use its own error rate")
 	prior := fs.Float64("impact-prior", 1, "pseudo-errors at the mean impact added to every coordinate's V_j (0: the plain mean over errors)")
+	signMode := fs.String("impact", "mean", "V_j from the mean change in answer bits (mean, the paper's) or its mean magnitude (abs)")
 	check := fs.String("check", "", "held-out trajectories: compare the damage of the lowest-V_j coordinates with random sets of the same size")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
 	if err := sf.check(fs, args); err != nil {
@@ -252,6 +253,13 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	}
 	if *prior < 0 {
 		return usagef("--impact-prior %g must not be negative", *prior)
+	}
+	switch *signMode {
+	case "mean":
+	case "abs":
+		im = im.Abs()
+	default:
+		return usagef("--impact %q: want mean or abs", *signMode)
 	}
 	b.Policy = risk.Policy(cal, *minCount, im.Shrunk(*prior))
 	if err := b.Save(*sf.out); err != nil {
