@@ -277,7 +277,6 @@ func distortion(b *model.Bundle, eps []*trajectory.Episode, recon map[int64][][]
 	return d / float64(len(a)), len(a), nil
 }
 
-
 // zstdRow compresses each episode's packed codes at zstd's best level.
 func zstdRow(eps []*trajectory.Episode, bits int, actions float64) (Row, error) {
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(1))
