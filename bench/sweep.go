@@ -1,0 +1,149 @@
+package bench
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// CurvePoint is one model capacity and its episodic rate (paper A.4): the
+// model's parameters P and R(P), bits per observation at lambda = 0.
+type CurvePoint struct {
+	Name   string  `json:"name"`
+	Params float64 `json:"params"`
+	Rate   float64 `json:"rate_bits_per_obs"`
+}
+
+// HorizonRow is the total storage per observation of every point at one
+// horizon N (remembered observations): S(P, N) = 16 P / N + R(P), the model
+// amortised (FP16) plus the episodic rate, and the best point.
+type HorizonRow struct {
+	N     float64   `json:"n"`
+	Total []float64 `json:"total_bits_per_obs"` // in the order of the points
+	Best  string    `json:"best"`
+}
+
+// BreakEven is the horizon past which the larger of two consecutive points
+// (by parameters) stores less: N > (16 P_b - 16 P_a) / (R_a - R_b), or +Inf
+// when the larger model's rate is not lower (it never wins).
+type BreakEven struct {
+	Smaller, Larger string
+	N               float64
+}
+
+// SharedBits is B_shared(P) = 16 P: FP16 weights.
+func SharedBits(params float64) float64 { return 16 * params }
+
+// Analyze sorts points by parameters and computes the totals at every
+// horizon and the break-even horizon of consecutive points.
+func Analyze(points []CurvePoint, horizons []float64) ([]CurvePoint, []HorizonRow, []BreakEven, error) {
+	if len(points) == 0 {
+		return nil, nil, nil, fmt.Errorf("bench: an empty capacity curve")
+	}
+	pts := append([]CurvePoint(nil), points...)
+	sort.SliceStable(pts, func(i, j int) bool { return pts[i].Params < pts[j].Params })
+	for _, p := range pts {
+		if !(p.Params > 0) || !(p.Rate >= 0) || math.IsInf(p.Rate, 0) {
+			return nil, nil, nil, fmt.Errorf("bench: curve point %q has params %g and rate %g", p.Name, p.Params, p.Rate)
+		}
+	}
+	var rows []HorizonRow
+	for _, n := range horizons {
+		if !(n > 0) {
+			return nil, nil, nil, fmt.Errorf("bench: horizon %g must be positive", n)
+		}
+		r := HorizonRow{N: n}
+		best := -1
+		for i, p := range pts {
+			s := SharedBits(p.Params)/n + p.Rate
+			r.Total = append(r.Total, s)
+			if best < 0 || s < r.Total[best] {
+				best = i
+			}
+		}
+		r.Best = pts[best].Name
+		rows = append(rows, r)
+	}
+	var be []BreakEven
+	for i := 0; i+1 < len(pts); i++ {
+		a, b := pts[i], pts[i+1]
+		n := math.Inf(1)
+		if b.Rate < a.Rate {
+			n = (SharedBits(b.Params) - SharedBits(a.Params)) / (a.Rate - b.Rate)
+		}
+		be = append(be, BreakEven{Smaller: a.Name, Larger: b.Name, N: n})
+	}
+	return pts, rows, be, nil
+}
+
+// DefaultHorizons are 10^3 .. 10^9 observations, three per decade.
+func DefaultHorizons() []float64 {
+	var h []float64
+	for e := 3.0; e <= 9.0001; e += 1.0 / 3 {
+		h = append(h, math.Round(math.Pow(10, e)))
+	}
+	return h
+}
+
+// ReadCurve reads a capacity curve from CSV: a header naming the columns
+// name, params and rate_bits_per_obs (in any order), then one point a row.
+func ReadCurve(r io.Reader) ([]CurvePoint, error) {
+	rows, err := csv.NewReader(r).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("bench: curve: %w", err)
+	}
+	if len(rows) < 2 {
+		return nil, fmt.Errorf("bench: curve: want a header and at least one point")
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[strings.TrimSpace(h)] = i
+	}
+	for _, need := range []string{"name", "params", "rate_bits_per_obs"} {
+		if _, ok := col[need]; !ok {
+			return nil, fmt.Errorf("bench: curve: no %q column (have %v)", need, rows[0])
+		}
+	}
+	var pts []CurvePoint
+	for n, row := range rows[1:] {
+		num := func(c string) (float64, error) {
+			v, err := strconv.ParseFloat(strings.TrimSpace(row[col[c]]), 64)
+			if err != nil {
+				return 0, fmt.Errorf("bench: curve line %d: %s: %w", n+2, c, err)
+			}
+			return v, nil
+		}
+		p, err := num("params")
+		if err != nil {
+			return nil, err
+		}
+		rate, err := num("rate_bits_per_obs")
+		if err != nil {
+			return nil, err
+		}
+		pts = append(pts, CurvePoint{Name: strings.TrimSpace(row[col["name"]]), Params: p, Rate: rate})
+	}
+	return pts, nil
+}
+
+// WriteSweepCSV writes one row per (horizon, point): n, name, params, rate,
+// total, best.
+func WriteSweepCSV(w io.Writer, pts []CurvePoint, rows []HorizonRow) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"n", "name", "params", "rate_bits_per_obs", "shared_bits_per_obs", "total_bits_per_obs", "best"})
+	for _, r := range rows {
+		for i, p := range pts {
+			cw.Write([]string{
+				strconv.FormatFloat(r.N, 'g', -1, 64), p.Name, strconv.FormatFloat(p.Params, 'g', -1, 64),
+				strconv.FormatFloat(p.Rate, 'f', 3, 64), strconv.FormatFloat(SharedBits(p.Params)/r.N, 'f', 3, 64),
+				strconv.FormatFloat(r.Total[i], 'f', 3, 64), strconv.FormatBool(r.Best == p.Name),
+			})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
