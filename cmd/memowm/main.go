@@ -39,6 +39,7 @@ func init() {
 		{"decode", "--model BUNDLE --in MEM --out FILE", "decode a memory file into codes or states", runDecode},
 		{"verify", "--model BUNDLE MEM", "decode every episode and check its checksum", runVerify},
 		{"bench", "--model BUNDLE --in TRAJ [--json]", "bits per observation of memowm and baselines, one accounting", runBench},
+		{"sweep", "--train TRAIN --eval EVAL --presets a,b --out DIR", "capacity vs horizon: train presets, S = 16P/N + R(P), break-even", runSweep},
 		{"inspect", "FILE [--json]", "show what a trajectory, quantizer, bundle or memory file holds", runInspect},
 		{"model", "info|init [flags]", "show a world-model preset's parameters and speed; write random weights", runModel},
 		{"help", "[VERB]", "show help for memowm or a verb", runHelp},

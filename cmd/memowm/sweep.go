@@ -1,0 +1,208 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/memowm/memowm/bench"
+	"github.com/memowm/memowm/codec"
+	"github.com/memowm/memowm/internal/atomicfile"
+	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/trajectory"
+)
+
+func runSweep(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("sweep", "(--train TRAIN --eval EVAL --presets a,b,... | --curve FILE) --out DIR",
+		"The capacity-vs-horizon study (paper A.4): train each preset on TRAIN (bundles\n"+
+			"already in DIR are reused), measure its lossless episodic rate R(P) on EVAL,\n"+
+			"then S(P, N) = 16P/N + R(P) over horizons N, the best capacity per N, and the\n"+
+			"break-even horizon of consecutive presets. --curve FILE (CSV: name, params,\n"+
+			"rate_bits_per_obs) analyses a measured curve instead. Writes DIR/curve.csv,\n"+
+			"DIR/sweep.csv and DIR/sweep.json.", stdout)
+	train := fs.String("train", "", "training trajectories")
+	eval := fs.String("eval", "", "held-out trajectories for R(P)")
+	presets := fs.String("presets", "tiny,small", "comma-separated world-model presets")
+	steps := fs.Int("steps", 1000, "training steps per preset")
+	opqPath := fs.String("opq", "", "quantizer shared by every preset (default: fit one on TRAIN)")
+	curve := fs.String("curve", "", "analyse this capacity curve instead of training")
+	out := fs.String("out", "", "output directory (required)")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("unexpected argument %q", pos[0])
+	}
+	if *out == "" || (*curve == "") == (*train == "" || *eval == "") {
+		return usagef("--out DIR and either --curve FILE or --train TRAIN --eval EVAL are required")
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return err
+	}
+	var pts []bench.CurvePoint
+	if *curve != "" {
+		f, err := os.Open(*curve)
+		if err != nil {
+			return err
+		}
+		pts, err = bench.ReadCurve(f)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	} else if pts, err = measureCurve(*train, *eval, strings.Split(*presets, ","), *steps, *opqPath, *out, *quiet, stdout, stderr); err != nil {
+		return err
+	}
+	sorted, rows, be, err := bench.Analyze(pts, bench.DefaultHorizons())
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(filepath.Join(*out, "sweep.csv"), func(w io.Writer) error { return bench.WriteSweepCSV(w, sorted, rows) }); err != nil {
+		return err
+	}
+	type beJSON struct {
+		Smaller, Larger string
+		N               any `json:"n"`
+	}
+	var bej []beJSON
+	for _, b := range be {
+		var n any = b.N
+		if math.IsInf(b.N, 1) {
+			n = "never"
+		}
+		bej = append(bej, beJSON{b.Smaller, b.Larger, n})
+	}
+	if err := atomicfile.Write(filepath.Join(*out, "sweep.json"), func(w io.Writer) error {
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		return e.Encode(map[string]any{"curve": sorted, "horizons": rows, "break_even": bej})
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "capacity curve (lossless episodic rate R(P), bits per observation):\n")
+	for _, p := range sorted {
+		fmt.Fprintf(stdout, "  %-8s %12.0f parameters  R = %.1f\n", p.Name, p.Params, p.Rate)
+	}
+	fmt.Fprintf(stdout, "best capacity by horizon N (S = 16P/N + R):\n")
+	for _, r := range rows {
+		fmt.Fprintf(stdout, "  N = %-12.4g best %-8s S = %.1f bits/obs\n", r.N, r.Best, minOf(r.Total))
+	}
+	for _, b := range be {
+		if math.IsInf(b.N, 1) {
+			fmt.Fprintf(stdout, "break-even %s -> %s: never (the larger model's rate is not lower)\n", b.Smaller, b.Larger)
+		} else {
+			fmt.Fprintf(stdout, "break-even %s -> %s: N > %.4g observations\n", b.Smaller, b.Larger, b.N)
+		}
+	}
+	fmt.Fprintf(stdout, "wrote %s, %s\n", filepath.Join(*out, "sweep.csv"), filepath.Join(*out, "sweep.json"))
+	return nil
+}
+
+func minOf(v []float64) float64 {
+	m := math.Inf(1)
+	for _, x := range v {
+		m = math.Min(m, x)
+	}
+	return m
+}
+
+// measureCurve trains (or reuses) a bundle per preset in dir and measures
+// its lossless ideal rate on eval.
+func measureCurve(train, eval string, presets []string, steps int, opqPath, dir string, quiet bool, stdout, stderr io.Writer) ([]bench.CurvePoint, error) {
+	q := []string{}
+	if quiet {
+		q = []string{"--quiet"}
+	}
+	if opqPath == "" {
+		opqPath = filepath.Join(dir, "shared.opq")
+		if _, err := os.Stat(opqPath); errors.Is(err, os.ErrNotExist) {
+			if err := runFitOPQ(append([]string{"--in", train, "--out", opqPath}, q...), io.Discard, stderr); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var pts []bench.CurvePoint
+	for _, p := range presets {
+		p = strings.TrimSpace(p)
+		path := filepath.Join(dir, p+".mwb")
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			start := time.Now()
+			if err := runFitWM(append([]string{"--in", train, "--opq", opqPath, "--preset", p, "--steps", fmt.Sprint(steps), "--out", path}, q...), io.Discard, stderr); err != nil {
+				return nil, fmt.Errorf("preset %s: %w", p, err)
+			}
+			if !quiet {
+				fmt.Fprintf(stderr, "sweep: trained %s in %.1f s\n", p, time.Since(start).Seconds())
+			}
+		} else if !quiet {
+			fmt.Fprintf(stderr, "sweep: reusing %s\n", path)
+		}
+		b, pred, err := loadBundle(path)
+		if err != nil {
+			return nil, err
+		}
+		eps, err := readCodesFrom(b, eval)
+		if err != nil {
+			return nil, err
+		}
+		var bits float64
+		obs := 0
+		for lo := 0; lo < len(eps); lo += 8 {
+			st, err := codec.Simulate(pred, model.Policy{Kind: model.KeepAll}, eps[lo:min(len(eps), lo+8)])
+			if err != nil {
+				return nil, err
+			}
+			for _, s := range st {
+				bits += s.StateBits + s.ActionBits
+				obs += s.Observations
+			}
+		}
+		cfg := b.Model.Config()
+		pt := bench.CurvePoint{Name: p, Params: float64(cfg.NumParams()), Rate: bits / float64(max(obs, 1))}
+		pts = append(pts, pt)
+		if !quiet {
+			fmt.Fprintf(stderr, "sweep: %s: %.0f parameters, R = %.1f bits/obs on %s\n", p, pt.Params, pt.Rate, eval)
+		}
+	}
+	err := atomicfile.Write(filepath.Join(dir, "curve.csv"), func(w io.Writer) error {
+		fmt.Fprintln(w, "name,params,rate_bits_per_obs")
+		for _, p := range pts {
+			fmt.Fprintf(w, "%s,%.0f,%.4f\n", p.Name, p.Params, p.Rate)
+		}
+		return nil
+	})
+	return pts, err
+}
+
+// readCodesFrom reads every episode of path as codes through b's quantizer.
+func readCodesFrom(b *model.Bundle, path string) ([]*trajectory.Episode, error) {
+	r, err := trajectory.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	enc := b.OPQ.NewEncoder()
+	var eps []*trajectory.Episode
+	for {
+		ep, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return eps, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ep.States != nil {
+			if ep, err = quantizeEpisode(enc, b.OPQ, ep); err != nil {
+				return nil, err
+			}
+		}
+		eps = append(eps, ep)
+	}
+}

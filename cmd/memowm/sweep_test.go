@@ -1,0 +1,38 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSweep(t *testing.T) {
+	dir := t.TempDir()
+	curve := filepath.Join(dir, "c.csv")
+	os.WriteFile(curve, []byte("name,params,rate_bits_per_obs\ntiny,168440,4009.1\nsmall,966672,3897.1\n"), 0o644)
+	code, out, errs := memowm(t, "sweep", "--curve", curve, "--out", filepath.Join(dir, "a"))
+	// 16 * (966672 - 168440) / (4009.1 - 3897.1) = 114033.1
+	if code != 0 || !strings.Contains(out, "break-even tiny -> small: N > 1.14e+05") {
+		t.Fatalf("sweep --curve: %d\n%s%s", code, out, errs)
+	}
+	for _, f := range []string{"sweep.csv", "sweep.json"} {
+		if _, err := os.Stat(filepath.Join(dir, "a", f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	traj := filepath.Join(dir, "t.arrow")
+	if code, _, errs := memowm(t, "sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, errs = memowm(t, "sweep", "--train", traj, "--eval", traj, "--presets", "tiny", "--steps", "2", "--out", filepath.Join(dir, "b"), "--quiet")
+	if code != 0 || !strings.Contains(out, "tiny           168440 parameters") {
+		t.Fatalf("sweep --train: %d\n%s%s", code, out, errs)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "b", "curve.csv")); err != nil || !strings.HasPrefix(string(b), "name,params,rate_bits_per_obs\ntiny,168440,") {
+		t.Fatalf("curve.csv %q %v", b, err)
+	}
+	if code, _, errs := memowm(t, "sweep", "--out", dir); code != 2 || !strings.Contains(errs, "either --curve") {
+		t.Fatalf("no input: %d %s", code, errs)
+	}
+}
