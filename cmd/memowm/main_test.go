@@ -101,10 +101,11 @@ func TestHelp(t *testing.T) {
 
 func TestDemo(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := memowm(t, "demo", "--dir", dir, "--dim", "32", "--episodes", "3")
+	code, out, errs := memowm(t, "demo", "--dir", dir, "--dim", "32", "--episodes", "3", "--wm-steps", "20")
 	if code != 0 || !strings.Contains(out, "the two formats hold the same episodes: yes") ||
 		!strings.Contains(out, "fit an OPQ quantizer on 15 training episodes (315 states, 64 codewords per codebook)") || !strings.Contains(out, "quality  R^2 ") ||
-		!strings.Contains(out, "decode it and compare with the quantized codes: identical") {
+		!strings.Contains(out, "decode it and compare with the quantized codes: identical") ||
+		!strings.Contains(out, "wm-all-send") {
 		t.Fatalf("demo: %d\n%s%s", code, out, errs)
 	}
 }
