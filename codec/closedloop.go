@@ -13,6 +13,7 @@ import (
 // decoder: the reconstructed codes so far and the actions that connect them.
 type loop struct {
 	recon   [][]uint8           // z~_0 .. z~_t
+	truth   [][]uint8           // when set, the history reads these instead (teacher forcing)
 	actions []trajectory.Action // u_0 .. u_{t-1}
 	hist    worldmodel.History  // scratch
 }
@@ -23,8 +24,12 @@ func (l *loop) history(window int) worldmodel.History {
 	t := len(l.recon)
 	lo := max(0, t-window)
 	l.hist = l.hist[:0]
+	src := l.recon
+	if l.truth != nil {
+		src = l.truth
+	}
 	for k := lo; k < t; k++ {
-		l.hist = append(l.hist, worldmodel.Step{Codes: l.recon[k], Action: l.actions[k]})
+		l.hist = append(l.hist, worldmodel.Step{Codes: src[k], Action: l.actions[k]})
 	}
 	return l.hist
 }

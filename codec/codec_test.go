@@ -389,3 +389,46 @@ func TestRiskPolicyFile(t *testing.T) {
 		t.Fatalf("kept %d of %d", kept, coords)
 	}
 }
+
+func TestSimulateOptions(t *testing.T) {
+	_, eps := fixture(t)
+	_, p := testBundle(t, 2, model.Policy{Kind: model.KeepAll})
+	keep := model.Policy{Kind: model.KeepAll}
+	a, _ := Simulate(p, keep, eps)
+	b, err := SimulateWith(p, keep, eps, SimOptions{TeacherForced: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a {
+		// Lossless: the reconstruction is the truth, so teacher forcing
+		// changes nothing.
+		if a[i].StateBits != b[i].StateBits || a[i].Omitted != 0 {
+			t.Fatalf("episode %d: lossless teacher forcing differs", a[i].ID)
+		}
+	}
+	lossy := model.Policy{Kind: model.MinEntropy, MinEntropyQ16: 3 << 16}
+	prev, err := SimulateWith(p, lossy, eps, SimOptions{FillPrevious: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mode, _ := Simulate(p, lossy, eps)
+	var om uint64
+	for i, st := range prev {
+		om += st.Omitted
+		if st.Recovered > st.Omitted || mode[i].Recovered > mode[i].Omitted {
+			t.Fatal("more recovered than omitted")
+		}
+		// Every coordinate that differs from the truth was omitted and
+		// filled with the previous reconstructed code.
+		for k := 1; k < len(st.Recon); k++ {
+			for j := range st.Recon[k] {
+				if st.Recon[k][j] != eps[i].Codes[k][j] && st.Recon[k][j] != st.Recon[k-1][j] {
+					t.Fatalf("episode %d step %d coordinate %d: fill is neither the truth nor the previous code", st.ID, k, j)
+				}
+			}
+		}
+	}
+	if om == 0 {
+		t.Fatal("the lossy policy omitted nothing")
+	}
+}

@@ -25,9 +25,20 @@ type encoded struct {
 	actionQ16 uint64 // ideal bits of the actions, Q16
 }
 
+// SimOptions change Simulate's loop for comparisons the file format cannot
+// express (a decoder could not follow them).
+type SimOptions struct {
+	// FillPrevious fills an omitted coordinate with the previous
+	// reconstructed code instead of the model's mode.
+	FillPrevious bool
+	// TeacherForced predicts from the true history instead of the
+	// reconstructed one.
+	TeacherForced bool
+}
+
 // encodeBatch runs the closed loop over eps as one predictor batch and
 // returns each episode's section and accounting. keep decides retention.
-func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajectory.Episode, keepRecon bool) ([]encoded, error) {
+func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajectory.Episode, keepRecon bool, opt SimOptions) ([]encoded, error) {
 	J, prec, bits := h.Coords(), h.Precision, h.codeBits()
 	for _, ep := range eps {
 		if err := checkEpisode(ep, h); err != nil {
@@ -41,6 +52,9 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 	maxObs := 0
 	for i, ep := range eps {
 		loops[i] = &loop{recon: [][]uint8{append([]uint8(nil), ep.Codes[0]...)}}
+		if opt.TeacherForced {
+			loops[i].truth = ep.Codes
+		}
 		encs[i] = entropy.NewEncoder(nil)
 		acts[i] = newActionCoder()
 		out[i].stats = EpisodeStats{ID: ep.ID, Observations: len(ep.Codes)}
@@ -81,6 +95,13 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 			for j := 0; j < J; j++ {
 				if !keep.Keep(j, pr.Entropy[j]) {
 					rec[j] = pr.Mode[j]
+					if opt.FillPrevious {
+						rec[j] = loops[i].recon[t-1][j]
+					}
+					out[i].stats.Omitted++
+					if rec[j] == z[j] {
+						out[i].stats.Recovered++
+					}
 					continue
 				}
 				tbl := pr.Table(j)
@@ -131,9 +152,14 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 // episode's accounting with its reconstructed codes (EpisodeStats.Recon):
 // what a memory file written with that rule would hold and decode to.
 func Simulate(p worldmodel.Predictor, keep Keeper, eps []*trajectory.Episode) ([]EpisodeStats, error) {
+	return SimulateWith(p, keep, eps, SimOptions{})
+}
+
+// SimulateWith is Simulate with the loop changed by opt.
+func SimulateWith(p worldmodel.Predictor, keep Keeper, eps []*trajectory.Episode, opt SimOptions) ([]EpisodeStats, error) {
 	cfg := p.Config()
 	h := &Header{Profile: p.Profile(), Precision: p.Precision(), Slots: cfg.Slots, Subspaces: cfg.Subspaces, Codewords: cfg.Codewords}
-	enc, err := encodeBatch(p, h, keep, eps, true)
+	enc, err := encodeBatch(p, h, keep, eps, true, opt)
 	if err != nil {
 		return nil, err
 	}

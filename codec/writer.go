@@ -74,6 +74,8 @@ type EpisodeStats struct {
 	ActionBits   float64 `json:"action_bits"` // ideal: B_aux, the actions
 	Bytes        int64   `json:"bytes"`       // physical: the episode's section in the file
 	Payload      int64   `json:"payload"`     // physical: packed z_0 and the coder stream, in bytes
+	Omitted      uint64  `json:"omitted"`     // coordinates filled instead of stored
+	Recovered    uint64  `json:"recovered"`   // omitted coordinates whose fill equals the true code
 
 	Recon [][]uint8 `json:"-"` // z~_0..z~_T, with Writer.KeepRecon
 }
@@ -101,7 +103,7 @@ func (w *Writer) write(eps []*trajectory.Episode) ([]EpisodeStats, error) {
 		}
 		w.ids[ep.ID] = true
 	}
-	enc, err := encodeBatch(w.pred, w.hdr, w.hdr.Policy, eps, w.KeepRecon)
+	enc, err := encodeBatch(w.pred, w.hdr, w.hdr.Policy, eps, w.KeepRecon, SimOptions{})
 	if err != nil {
 		return nil, err
 	}
