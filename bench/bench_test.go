@@ -1,12 +1,14 @@
 package bench
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/memowm/memowm/internal/fixture"
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/reader"
 	"github.com/memowm/memowm/trajectory"
+	"github.com/memowm/memowm/worldmodel"
 )
 
 func TestRun(t *testing.T) {
@@ -95,4 +97,35 @@ func TestGatedDistortion(t *testing.T) {
 		t.Fatalf("wm-gated %+v", g)
 	}
 	t.Logf("wm-gated: kept %.3f, delta NLL %.4f bits", g.KeptFraction, *g.DeltaNLLBits)
+}
+
+func TestCompare(t *testing.T) {
+	s, err := fixture.Get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, p, err := fixture.Bundle(1, model.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Omit the coordinates below the median entropy of a first prediction.
+	ep := s.Episodes[0]
+	pr, err := p.Predict(nil, []worldmodel.History{{{Codes: ep.Codes[0], Action: ep.Actions[0]}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := append([]uint32(nil), pr[0].Entropy...)
+	slices.Sort(hs)
+	cs, err := Compare(b, p, s.Episodes, model.Policy{Kind: model.MinEntropy, MinEntropyQ16: hs[len(hs)/2]}, nil, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 3 || cs[0].Name != "wm-fill" || cs[1].Name != "copy-fill" || cs[2].Name != "teacher-forced" {
+		t.Fatalf("%+v", cs)
+	}
+	for _, c := range cs {
+		if c.KeptFraction <= 0 || c.KeptFraction >= 1 || c.ExactRecovery < 0 || c.ExactRecovery > 1 || c.DeltaNLLBits != nil {
+			t.Fatalf("%+v", c)
+		}
+	}
 }

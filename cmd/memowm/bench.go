@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/memowm/memowm/bench"
+	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/trajectory"
 )
 
@@ -22,6 +24,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	md := fs.Bool("md", false, "print the table as Markdown")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	cmpH := fs.Float64("compare-min-entropy", 0, "also compare fills and histories with the rule 'omit when H < BITS' (0: with the bundle's policy, if it omits anything)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -79,10 +82,30 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var cmp []bench.Comparison
+	rule := ""
+	switch {
+	case *cmpH < 0 || *cmpH > 16:
+		return usagef("--compare-min-entropy %g must be in [0, 16] bits", *cmpH)
+	case *cmpH > 0:
+		pol := model.Policy{Kind: model.MinEntropy, MinEntropyQ16: uint32(math.Round(*cmpH * 65536))}
+		rule = pol.String()
+		cmp, err = bench.Compare(b, p, eps, pol, qs, *batch)
+	case !b.Policy.Lossless():
+		rule = "the bundle's policy, " + b.Policy.String()
+		cmp, err = bench.Compare(b, p, eps, b.Policy, qs, *batch)
+	}
+	if err != nil {
+		return err
+	}
 	if *asJSON {
 		e := json.NewEncoder(stdout)
 		e.SetIndent("", "  ")
-		return e.Encode(rep)
+		return e.Encode(struct {
+			*bench.Report
+			CompareRule string             `json:"compare_rule,omitempty"`
+			Compare     []bench.Comparison `json:"compare,omitempty"`
+		}{rep, rule, cmp})
 	}
 	fmt.Fprintf(stdout, "%d episodes, %d observations (N+K: %d transitions + %d initial states); bundle %.12s\n",
 		rep.Episodes, rep.Observations, rep.Transitions, rep.Episodes, rep.Bundle)
@@ -114,6 +137,16 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	for _, m := range rep.Methods {
 		if m.Note != "" {
 			fmt.Fprintf(stdout, "  %s: %s\n", m.Name, m.Note)
+		}
+	}
+	if cmp != nil {
+		fmt.Fprintf(stdout, "\nfill and history at one rule (%s):\n%-15s %10s %7s %14s %9s\n", rule, "variant", "ideal", "kept", "exact recovery", "dNLL bits")
+		for _, c := range cmp {
+			dnll := "n/a"
+			if c.DeltaNLLBits != nil {
+				dnll = fmt.Sprintf("%+.4f", *c.DeltaNLLBits)
+			}
+			fmt.Fprintf(stdout, "%-15s %10.1f %6.1f%% %13.1f%% %9s\n", c.Name, c.IdealBitsPerObs, 100*c.KeptFraction, 100*c.ExactRecovery, dnll)
 		}
 	}
 	return nil

@@ -30,8 +30,11 @@ func TestStagesAndBench(t *testing.T) {
 			t.Fatalf("%v: status %d\n%s%s", s.args, code, out, errs)
 		}
 	}
-	code, out, errs := memowm(t, "bench", "--model", b3, "--in", traj, "--json", "--quiet")
+	code, out, errs := memowm(t, "bench", "--model", b3, "--in", traj, "--json", "--quiet", "--compare-min-entropy", "3")
 	var rep struct {
+		Compare []struct {
+			Name string `json:"name"`
+		} `json:"compare"`
 		Methods []struct {
 			Name  string   `json:"name"`
 			Bits  float64  `json:"bits_per_obs"`
@@ -41,6 +44,9 @@ func TestStagesAndBench(t *testing.T) {
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
 		t.Fatalf("bench: %d %s %s", code, out, errs)
+	}
+	if len(rep.Compare) != 3 || rep.Compare[2].Name != "teacher-forced" {
+		t.Fatalf("bench --compare-min-entropy: %s", out)
 	}
 	names := map[string]bool{}
 	for _, m := range rep.Methods {

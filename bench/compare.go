@@ -1,0 +1,75 @@
+package bench
+
+import (
+	"github.com/memowm/memowm/codec"
+	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/trajectory"
+	"github.com/memowm/memowm/worldmodel"
+)
+
+// Comparison is one variant of the closed loop at one fixed retention rule
+// (the paper's figure 4): how omitted coordinates are filled, and which
+// history the model reads.
+type Comparison struct {
+	Name            string   `json:"name"` // wm-fill, copy-fill, teacher-forced
+	IdealBitsPerObs float64  `json:"ideal_bits_per_obs"`
+	KeptFraction    float64  `json:"kept_fraction"`
+	ExactRecovery   float64  `json:"exact_recovery"` // omitted coordinates whose fill is the true code
+	DeltaNLLBits    *float64 `json:"delta_nll_bits"` // null without a reader and questions
+}
+
+// Compare runs the gated loop three ways with the rule keep: the model's
+// mode as fill (what memory files do), the previous reconstructed code as
+// fill, and predictions from the true history (teacher forcing; no decoder
+// could follow it: it shows what the closed loop costs).
+func Compare(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, keep codec.Keeper, qs []*trajectory.Question, batch int) ([]Comparison, error) {
+	if batch <= 0 {
+		batch = 8
+	}
+	variants := []struct {
+		name string
+		opt  codec.SimOptions
+	}{
+		{"wm-fill", codec.SimOptions{}},
+		{"copy-fill", codec.SimOptions{FillPrevious: true}},
+		{"teacher-forced", codec.SimOptions{TeacherForced: true}},
+	}
+	var out []Comparison
+	for _, v := range variants {
+		var bits float64
+		var obs int
+		var kept, coords, omitted, recovered uint64
+		recon := map[int64][][]uint8{}
+		for lo := 0; lo < len(eps); lo += batch {
+			st, err := codec.SimulateWith(p, keep, eps[lo:min(len(eps), lo+batch)], v.opt)
+			if err != nil {
+				return nil, err
+			}
+			for _, s := range st {
+				bits += s.StateBits + s.ActionBits
+				obs += s.Observations
+				kept += s.Kept
+				coords += s.Coords
+				omitted += s.Omitted
+				recovered += s.Recovered
+				recon[s.ID] = s.Recon
+			}
+		}
+		c := Comparison{Name: v.name, IdealBitsPerObs: bits / float64(max(obs, 1))}
+		if coords > 0 {
+			c.KeptFraction = float64(kept) / float64(coords)
+		}
+		if omitted > 0 {
+			c.ExactRecovery = float64(recovered) / float64(omitted)
+		}
+		if b.Reader != nil && len(qs) > 0 {
+			d, _, err := distortion(b, eps, recon, qs)
+			if err != nil {
+				return nil, err
+			}
+			c.DeltaNLLBits = &d
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
