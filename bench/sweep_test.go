@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"math"
+	"os"
 	"strings"
 	"testing"
 )
@@ -71,5 +72,26 @@ func TestCurveCSV(t *testing.T) {
 	}
 	if _, _, _, err := Analyze([]CurvePoint{{"x", 0, 1}}, nil); err == nil {
 		t.Error("zero parameters accepted")
+	}
+}
+
+func TestPlotSweep(t *testing.T) {
+	pts := []CurvePoint{{"tiny", 168440, 4009.1}, {"small", 966672, 3897.1}, {"base", 5442304, 3850}}
+	sorted, rows, _, err := Analyze(pts, DefaultHorizons())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files, err := PlotSweep(dir, sorted, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 6 {
+		t.Fatalf("%d files", len(files))
+	}
+	for _, f := range files {
+		if st, err := os.Stat(f); err != nil || st.Size() < 1000 {
+			t.Fatalf("%s: %v", f, err)
+		}
 	}
 }

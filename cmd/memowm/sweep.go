@@ -25,7 +25,8 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 			"then S(P, N) = 16P/N + R(P) over horizons N, the best capacity per N, and the\n"+
 			"break-even horizon of consecutive presets. --curve FILE (CSV: name, params,\n"+
 			"rate_bits_per_obs) analyses a measured curve instead. Writes DIR/curve.csv,\n"+
-			"DIR/sweep.csv and DIR/sweep.json.", stdout)
+			"DIR/sweep.csv, DIR/sweep.json and the figures rate_vs_params,\n"+
+			"total_vs_params and optimal_params_vs_horizon as SVG and PNG.", stdout)
 	train := fs.String("train", "", "training trajectories")
 	eval := fs.String("eval", "", "held-out trajectories for R(P)")
 	presets := fs.String("presets", "tiny,small", "comma-separated world-model presets")
@@ -87,6 +88,10 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	}); err != nil {
 		return err
 	}
+	figs, err := bench.PlotSweep(*out, sorted, rows)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "capacity curve (lossless episodic rate R(P), bits per observation):\n")
 	for _, p := range sorted {
 		fmt.Fprintf(stdout, "  %-8s %12.0f parameters  R = %.1f\n", p.Name, p.Params, p.Rate)
@@ -102,7 +107,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "break-even %s -> %s: N > %.4g observations\n", b.Smaller, b.Larger, b.N)
 		}
 	}
-	fmt.Fprintf(stdout, "wrote %s, %s\n", filepath.Join(*out, "sweep.csv"), filepath.Join(*out, "sweep.json"))
+	fmt.Fprintf(stdout, "wrote %s, %s and %d figures (%s, ...)\n", filepath.Join(*out, "sweep.csv"), filepath.Join(*out, "sweep.json"), len(figs), figs[0])
 	return nil
 }
 

@@ -16,7 +16,7 @@ func TestSweep(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "break-even tiny -> small: N > 1.14e+05") {
 		t.Fatalf("sweep --curve: %d\n%s%s", code, out, errs)
 	}
-	for _, f := range []string{"sweep.csv", "sweep.json"} {
+	for _, f := range []string{"sweep.csv", "sweep.json", "rate_vs_params.svg", "total_vs_params.png", "optimal_params_vs_horizon.svg"} {
 		if _, err := os.Stat(filepath.Join(dir, "a", f)); err != nil {
 			t.Fatal(err)
 		}
