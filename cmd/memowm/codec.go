@@ -20,8 +20,15 @@ import (
 func runFitBundle(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("fit", "--in TRAIN --out BUNDLE --preset P [flags]",
 		"Fits a model bundle: an OPQ quantizer on TRAIN's states (or --opq FILE), a\n"+
-			"world model of the preset (randomly initialised: training comes with a later\n"+
-			"release), and the keep-all retention policy (lambda = 0, lossless).", stdout)
+			"randomly initialised world model of the preset, and the keep-all retention\n"+
+			"policy (lambda = 0, lossless). The stages that train and calibrate it:\n"+
+			"  fit opq | --stage opq      the quantizer alone\n"+
+			"  fit --stage wm             train the world model\n"+
+			"  fit --stage reader         train (or --probe) the reader\n"+
+			"  fit --stage risk           error lookup g(H) and task impact V_j\n"+
+			"  fit --stage lambda         calibrate lambda within --epsilon\n"+
+			"  fit --stage all            wm, reader, risk and lambda in a row\n"+
+			"'memowm fit --stage S -h' shows a stage's flags.", stdout)
 	in := fs.String("in", "", "training trajectories with states (required unless --opq)")
 	out := fs.String("out", "", "bundle file to write (required)")
 	preset := fs.String("preset", "small", "world-model preset: "+fmt.Sprint(worldmodel.PresetNames()))
