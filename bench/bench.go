@@ -10,6 +10,7 @@ import (
 	"github.com/memowm/memowm/codec"
 	"github.com/memowm/memowm/entropy"
 	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/opq"
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
 )
@@ -56,10 +57,7 @@ func Run(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, opt
 	}
 	cfg := p.Config()
 	J, C := cfg.Coords(), cfg.Codewords
-	bits := 0
-	for 1<<bits < C {
-		bits++
-	}
+	bits := opq.CodeBits(C)
 	r := &Report{Bundle: b.HashString(), Episodes: len(eps)}
 	for _, ep := range eps {
 		if ep.Codes == nil {

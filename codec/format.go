@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 
 	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/opq"
 )
 
 // Format constants.
@@ -54,13 +55,7 @@ type Header struct {
 func (h *Header) Coords() int { return h.Slots * h.Subspaces }
 
 // codeBits is ceil(log2 Codewords).
-func (h *Header) codeBits() int {
-	b := 0
-	for 1<<b < h.Codewords {
-		b++
-	}
-	return b
-}
+func (h *Header) codeBits() int { return opq.CodeBits(h.Codewords) }
 
 // policyCode is how the header stores a policy: a kind and one parameter.
 // A risk policy's tables live in the bundle; the header keeps its lambda.

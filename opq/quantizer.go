@@ -64,13 +64,17 @@ func (q *Quantizer) Books() int {
 // Info says how the Quantizer was fit.
 func (q *Quantizer) Info() Info { return q.info }
 
-// Bits is the fixed width of one code vector: Codes * ceil(log2 Codewords).
-func (q *Quantizer) Bits() int {
+// Bits is the fixed width of one code vector: Codes * CodeBits(Codewords).
+func (q *Quantizer) Bits() int { return q.shape.Codes * CodeBits(q.codewords) }
+
+// CodeBits is the fixed width of one code of a codebook of the given size:
+// ceil(log2 codewords).
+func CodeBits(codewords int) int {
 	b := 0
-	for 1<<b < q.codewords {
+	for 1<<b < codewords {
 		b++
 	}
-	return q.shape.Codes * b
+	return b
 }
 
 // book is the codebook index of coordinate j = slot*Subspaces + m.

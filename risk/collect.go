@@ -3,6 +3,7 @@ package risk
 import (
 	"fmt"
 
+	"github.com/memowm/memowm/opq"
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
 )
@@ -36,10 +37,7 @@ type Calibration struct {
 func Collect(p worldmodel.Predictor, eps []*trajectory.Episode, binQ16 uint32, keep map[StepKey]bool, batch int) (*Calibration, error) {
 	cfg := p.Config()
 	J := cfg.Coords()
-	bits := 0
-	for 1<<bits < cfg.Codewords {
-		bits++
-	}
+	bits := opq.CodeBits(cfg.Codewords)
 	if binQ16 == 0 {
 		return nil, fmt.Errorf("risk: entropy bin width 0")
 	}

@@ -496,7 +496,7 @@ func inspectMemory(path string, asJSON bool, stdout io.Writer) error {
 		payload += e.Payload
 	}
 	a = finishAccounting(a, kept, coords, state, action, payload, r.Size())
-	a.FixedWidthBits = J * codeBits(h.Codewords)
+	a.FixedWidthBits = J * opq.CodeBits(h.Codewords)
 	if asJSON {
 		e := json.NewEncoder(stdout)
 		e.SetIndent("", "  ")
@@ -512,14 +512,6 @@ func inspectMemory(path string, asJSON bool, stdout io.Writer) error {
 		h.Profile, h.Precision, J, h.Codewords, a.Policy)
 	printAccounting(stdout, a)
 	return nil
-}
-
-func codeBits(codewords int) int {
-	b := 0
-	for 1<<b < codewords {
-		b++
-	}
-	return b
 }
 
 // inspectBundle prints what a model bundle holds.

@@ -257,7 +257,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		}
 		o1 := order1Bits(held, cfg.Coords(), cfg.Codewords)
 		fmt.Fprintf(stdout, "held-out  %.1f bits/transition over %d transitions (teacher-forced ideal); order-1 context model %.1f; fixed width %d\n",
-			lastEval.BitsPerTransition, lastEval.Transitions, o1, cfg.Coords()*codeBits(cfg.Codewords))
+			lastEval.BitsPerTransition, lastEval.Transitions, o1, cfg.Coords()*opq.CodeBits(cfg.Codewords))
 	}
 	fmt.Fprintf(stdout, "bundle sha256 %s\n", b.HashString())
 	return nil
