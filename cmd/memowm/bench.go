@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -42,30 +41,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r, err := trajectory.Open(*in)
+	eps, err := readCodesFrom(b, *in)
 	if err != nil {
 		return err
-	}
-	defer r.Close()
-	if m := r.Meta(); m.Content == trajectory.States && m.Shape != b.OPQ.Shape() {
-		return fmt.Errorf("%s holds %v states, but the bundle's quantizer takes %v", *in, m.Shape, b.OPQ.Shape())
-	}
-	enc := b.OPQ.NewEncoder()
-	var eps []*trajectory.Episode
-	for {
-		ep, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		if ep.States != nil {
-			if ep, err = quantizeEpisode(enc, b.OPQ, ep); err != nil {
-				return err
-			}
-		}
-		eps = append(eps, ep)
 	}
 	var qs []*trajectory.Question
 	if all, err := trajectory.ReadQuestions(trajectory.QuestionsPath(*in)); err == nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -53,31 +52,12 @@ func loadCalib(b *model.Bundle, path string) (*calibData, error) {
 		k := risk.StepKey{Episode: q.Episode, Step: q.Step}
 		byStep[k] = append(byStep[k], q)
 	}
-	r, err := trajectory.Open(path)
+	eps, err := readCodesFrom(b, path)
 	if err != nil {
 		return nil, err
 	}
-	defer r.Close()
-	if m := r.Meta(); m.Content == trajectory.States && m.Shape != b.OPQ.Shape() {
-		return nil, fmt.Errorf("%s holds %v states, but the bundle's quantizer takes %v", path, m.Shape, b.OPQ.Shape())
-	}
-	enc := b.OPQ.NewEncoder()
-	d := &calibData{}
-	for {
-		ep, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		if ep.States != nil {
-			if ep, err = quantizeEpisode(enc, b.OPQ, ep); err != nil {
-				return nil, err
-			}
-		}
-		ep.Facts = nil
-		d.eps = append(d.eps, ep)
+	d := &calibData{eps: eps}
+	for _, ep := range eps {
 		for t := range ep.Codes {
 			for _, q := range byStep[risk.StepKey{Episode: ep.ID, Step: t}] {
 				x, err := b.OPQ.Decode(ep.Codes[t])

@@ -186,13 +186,17 @@ func measureCurve(train, eval string, presets []string, steps int, opqPath, dir 
 	return pts, err
 }
 
-// readCodesFrom reads every episode of path as codes through b's quantizer.
+// readCodesFrom reads every episode of path as codes (states go through b's
+// quantizer, whose shape they must have), without their facts.
 func readCodesFrom(b *model.Bundle, path string) ([]*trajectory.Episode, error) {
 	r, err := trajectory.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
+	if m := r.Meta(); m.Content == trajectory.States && m.Shape != b.OPQ.Shape() {
+		return nil, fmt.Errorf("%s holds %v states, but the bundle's quantizer takes %v", path, m.Shape, b.OPQ.Shape())
+	}
 	enc := b.OPQ.NewEncoder()
 	var eps []*trajectory.Episode
 	for {
@@ -208,6 +212,7 @@ func readCodesFrom(b *model.Bundle, path string) ([]*trajectory.Episode, error) 
 				return nil, err
 			}
 		}
+		ep.Facts = nil
 		eps = append(eps, ep)
 	}
 }
