@@ -19,7 +19,10 @@ type Point struct {
 	Param      float64 `json:"param"` // lambda, tau (bits) or keep probability
 	Rate       float64 `json:"rate_bits_per_obs"`
 	Distortion float64 `json:"delta_nll_bits"`
-	Kept       float64 `json:"kept_fraction"`
+	// AbsChange is the mean magnitude of the per-answer change: how much the
+	// reconstruction moves the reader at all, whatever the sign.
+	AbsChange float64 `json:"abs_change_bits"`
+	Kept      float64 `json:"kept_fraction"`
 }
 
 // Setup is what every evaluation shares.
@@ -107,11 +110,13 @@ func (s *Setup) Evaluate(family string, param float64, keep codec.Keeper) (Point
 	if err != nil {
 		return Point{}, fmt.Errorf("calib: %w", err)
 	}
-	var d float64
+	var d, a float64
 	for i := range got {
 		d += got[i] - s.base[i]
+		a += math.Abs(got[i] - s.base[i])
 	}
-	p := Point{Family: family, Param: param, Rate: bits / float64(max(obs, 1)), Distortion: d / float64(len(got))}
+	n := float64(len(got))
+	p := Point{Family: family, Param: param, Rate: bits / float64(max(obs, 1)), Distortion: d / n, AbsChange: a / n}
 	if coords > 0 {
 		p.Kept = float64(kept) / float64(coords)
 	}

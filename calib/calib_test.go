@@ -107,3 +107,58 @@ func TestSweep(t *testing.T) {
 		t.Fatal("an unknown family was accepted")
 	}
 }
+
+// TestGroupDamage: a reader that looks at slot 0 alone is moved only when
+// slot 0 is omitted; omitting any other slot leaves every answer exactly as
+// it was (kept codes are sent true, whatever the history).
+func TestGroupDamage(t *testing.T) {
+	s, err := fixture.Get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, p, err := fixture.Bundle(1, model.Policy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dim := s.Q.Shape().Dim
+	rng := rand.New(rand.NewPCG(5, 5))
+	sc := &linearScorer{w: make([]float32, s.Q.Shape().StateLen())}
+	for i := range dim { // slot 0 only
+		sc.w[i] = float32(rng.NormFloat64() / 8)
+	}
+	var qs []*trajectory.Question
+	for i := range s.Questions {
+		qs = append(qs, &s.Questions[i])
+	}
+	groups, err := risk.SlotGroups(p.Config().Slots*p.Config().Subspaces, p.Config().Subspaces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setup := &Setup{P: p, Q: s.Q, Scorer: sc, Episodes: s.Episodes, Questions: qs, Batch: 4}
+	pts, err := setup.GroupDamage(groups[:4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 4 {
+		t.Fatalf("%d points for 4 groups", len(pts))
+	}
+	want := 1 - 1/float64(len(groups))
+	for g, pt := range pts {
+		if pt.Param != float64(g) || pt.Family != "group" {
+			t.Fatalf("point %d is %+v", g, pt)
+		}
+		if math.Abs(pt.Kept-want) > 1e-12 {
+			t.Fatalf("group %d kept %.6f, want %.6f", g, pt.Kept, want)
+		}
+		if g == 0 {
+			if !(pt.AbsChange > 0) || pt.AbsChange < math.Abs(pt.Distortion) {
+				t.Fatalf("omitting the slot the reader reads: %+v", pt)
+			}
+		} else if pt.AbsChange != 0 || pt.Distortion != 0 {
+			t.Fatalf("omitting slot %d moved a reader of slot 0: %+v", g, pt)
+		}
+	}
+	if _, err := setup.GroupDamage([][]int{{-1}}); err == nil {
+		t.Fatal("a coordinate out of range was accepted")
+	}
+}

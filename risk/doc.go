@@ -13,6 +13,14 @@
 // the reference answer costs: V_j is the mean of that change over errors
 // only. Policy freezes both into a model.Policy in fixed point.
 //
+// Single-coordinate counterfactuals measure one step from a complete state.
+// In closed loop an omitted code takes the mode and stays wrong while the
+// history carries it, and a reader that is confident about each single
+// change can still be moved by many changes of one slot. GroupImpacts turns
+// closed-loop damages of whole groups (SlotGroups: one per slot, measured
+// by calib.Setup.GroupDamage) into per-coordinate impacts on the same scale:
+// a group's damage spread over its expected wrong modes.
+//
 // # Invariants
 //
 //   - Collect and Impact depend only on their inputs: batches and goroutines

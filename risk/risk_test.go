@@ -274,3 +274,52 @@ func TestAbs(t *testing.T) {
 		t.Fatalf("Mean changed: %v", m)
 	}
 }
+
+func TestSlotGroups(t *testing.T) {
+	g, err := SlotGroups(12, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g) != 3 || g[1][0] != 4 || g[2][3] != 11 {
+		t.Fatalf("groups %v", g)
+	}
+	for _, bad := range [][2]int{{12, 5}, {12, 0}, {0, 4}} {
+		if _, err := SlotGroups(bad[0], bad[1]); err == nil {
+			t.Fatalf("SlotGroups(%d, %d) accepted", bad[0], bad[1])
+		}
+	}
+}
+
+func TestGroupImpacts(t *testing.T) {
+	groups := [][]int{{0, 1}, {2, 3}, {4, 5}}
+	errRate := []float64{0.1, 0.3, 0.5, 0.5, 0, 0}
+	v, err := GroupImpacts([]float64{0.8, -0.2, 0.6}, groups, errRate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 0.8 bits over 0.4 expected wrong modes; a negative damage clamps to
+	// 0; a group never wrong spreads its damage evenly.
+	want := []float64{2, 2, 0, 0, 0.3, 0.3}
+	for j := range want {
+		if math.Abs(v[j]-want[j]) > 1e-12 {
+			t.Fatalf("V = %v, want %v", v, want)
+		}
+	}
+	// Expected omission risk of a group, sum of err * V, is its damage.
+	if r := errRate[0]*v[0] + errRate[1]*v[1]; math.Abs(r-0.8) > 1e-12 {
+		t.Fatalf("group 0 risk %g, want its damage 0.8", r)
+	}
+	for _, c := range []struct {
+		d []float64
+		g [][]int
+	}{
+		{[]float64{1}, groups},
+		{[]float64{1, 1}, [][]int{{0}, {0}}},
+		{[]float64{1}, [][]int{{6}}},
+		{[]float64{1}, [][]int{{}}},
+	} {
+		if _, err := GroupImpacts(c.d, c.g, errRate); err == nil {
+			t.Fatalf("GroupImpacts(%v, %v) accepted", c.d, c.g)
+		}
+	}
+}

@@ -183,7 +183,8 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 		"lambda stage).", stdout)
 	minCount := fs.Uint64("min-count", 200, "predictions a bin needs to use its own error rate")
 	prior := fs.Float64("impact-prior", 1, "pseudo-errors at the mean impact added to every coordinate's V_j (0: the plain mean over errors)")
-	signMode := fs.String("impact", "mean", "V_j from the mean change in answer bits (mean, the paper's) or its mean magnitude (abs)")
+	signMode := fs.String("impact", "mean", "V_j from single-coordinate counterfactuals: the mean change in answer bits (mean, the paper's) or its mean magnitude (abs);\nor from closed-loop slot omission (loop): each slot's coordinates omitted at every step of the first --loop-episodes episodes")
+	loopEps := fs.Int("loop-episodes", 0, "episodes of --in for --impact loop (0: all)")
 	check := fs.String("check", "", "held-out trajectories: compare the damage of the lowest-V_j coordinates with random sets of the same size")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
 	if err := sf.check(fs, args); err != nil {
@@ -238,10 +239,17 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	case "mean":
 	case "abs":
 		im = im.Abs()
+	case "loop":
 	default:
-		return usagef("--impact %q: want mean or abs", *signMode)
+		return usagef("--impact %q: want mean, abs or loop", *signMode)
 	}
-	b.Policy = risk.Policy(cal, *minCount, im.Shrunk(*prior))
+	v := im.Shrunk(*prior)
+	if *signMode == "loop" {
+		if v, err = loopImpacts(b, p, cal, data, *loopEps, *batch, *sf.quiet, stdout, stderr); err != nil {
+			return err
+		}
+	}
+	b.Policy = risk.Policy(cal, *minCount, v)
 	if err := b.Save(*sf.out); err != nil {
 		return err
 	}
@@ -249,12 +257,61 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 		len(data.eps), len(items), sum(im.NErr), time.Since(start).Seconds(), cal.ErrorRate())
 	printRiskPolicy(stdout, b.Policy, cal)
 	if *check != "" {
-		if err := checkImpact(stdout, b, p, *check, im.Shrunk(*prior), *batch); err != nil {
+		if err := checkImpact(stdout, b, p, *check, v, *batch); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintf(stdout, "wrote %s, bundle sha256 %s\n", *sf.out, b.HashString())
 	return nil
+}
+
+// loopImpacts measures each slot's closed-loop damage on the first n
+// calibration episodes (every coordinate of the slot omitted at every step)
+// and spreads it over the slot's coordinates by their error rates
+// (risk.GroupImpacts).
+func loopImpacts(b *model.Bundle, p worldmodel.Predictor, cal *risk.Calibration, data *calibData, n, batch int, quiet bool, stdout, stderr io.Writer) ([]float64, error) {
+	if n < 0 {
+		return nil, usagef("--loop-episodes %d must not be negative", n)
+	}
+	eps := data.eps
+	if n > 0 && n < len(eps) {
+		eps = eps[:n]
+	}
+	groups, err := risk.SlotGroups(len(cal.CoordN), b.OPQ.Subspaces())
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	setup := &calib.Setup{P: p, Q: b.OPQ, Scorer: b.Reader, Episodes: eps, Questions: data.qs, Batch: batch,
+		Progress: func(pt calib.Point) {
+			if !quiet {
+				fmt.Fprintf(stderr, "fit risk: slot %2.0f omitted in closed loop: |change| %.4f bits, D %+.4f bits, rate %.1f bits/obs (%.1f s)\n",
+					pt.Param, pt.AbsChange, pt.Distortion, pt.Rate, time.Since(start).Seconds())
+			}
+		}}
+	pts, err := setup.GroupDamage(groups)
+	if err != nil {
+		return nil, err
+	}
+	damage := make([]float64, len(pts))
+	for g, pt := range pts {
+		damage[g] = pt.AbsChange
+	}
+	errRate := make([]float64, len(cal.CoordN))
+	for j, c := range cal.CoordN {
+		if c > 0 {
+			errRate[j] = float64(cal.CoordErr[j]) / float64(c)
+		}
+	}
+	fmt.Fprintf(stdout, "closed-loop slot damage (mean |change| in answer bits, %d episodes, %.1f s):", len(eps), time.Since(start).Seconds())
+	for g, d := range damage {
+		if g%8 == 0 {
+			fmt.Fprintf(stdout, "\n ")
+		}
+		fmt.Fprintf(stdout, " %2d:%.4f", g, d)
+	}
+	fmt.Fprintln(stdout)
+	return risk.GroupImpacts(damage, groups, errRate)
 }
 
 // checkImpact compares, on held-out trajectories, the damage of omitting at
@@ -304,7 +361,7 @@ func checkImpact(w io.Writer, b *model.Bundle, p worldmodel.Predictor, path stri
 			}
 			rnd += d / 5
 		}
-		ratio := "random/bottom n/a"
+		ratio := "the bottom set does no damage"
 		if low > 0 {
 			ratio = fmt.Sprintf("random/bottom %.2f", rnd/low)
 		}
