@@ -1,0 +1,121 @@
+package recording
+
+import (
+	"bytes"
+	"fmt"
+	"image/png"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/memowm/memowm/screen"
+	"github.com/memowm/memowm/trajectory"
+)
+
+// Shape is the geometry of the states the screen encoders give.
+var Shape = trajectory.Shape{Slots: screen.Slots, Dim: screen.Dim, Codes: trajectory.DefaultShape.Codes}
+
+// TrajectoryMeta is the trajectory.Meta of an imported file: states of Shape.
+func TrajectoryMeta() trajectory.Meta {
+	return trajectory.Meta{Shape: Shape, Content: trajectory.States}
+}
+
+// Episode builds the episode of the recording with the given id: every
+// screen through the screen encoders (EncodeText or EncodeImage), the
+// actions converted, and the facts as canonical JSON (nil without
+// facts.jsonl).
+func (r *Recording) Episode(id int64) (*trajectory.Episode, error) {
+	ep, _, err := r.episode(id, nil)
+	return ep, err
+}
+
+// episode is Episode with a progress call after each screen (from the
+// calling goroutine) and the time spent reading and encoding screens.
+func (r *Recording) episode(id int64, tick func()) (*trajectory.Episode, time.Duration, error) {
+	acts, err := r.TrajectoryActions()
+	if err != nil {
+		return nil, 0, err
+	}
+	ep := &trajectory.Episode{ID: id, Actions: acts, Facts: r.Facts, States: make([][]float32, r.Steps)}
+	buf := make([]float32, r.Steps*screen.Slots*screen.Dim)
+	n := screen.Slots * screen.Dim
+	start := time.Now()
+	if r.Meta.Screen == ScreenText {
+		for t := range r.Texts {
+			s, err := screen.EncodeText(buf[t*n:t*n:(t+1)*n], r.Texts[t], r.Meta.Width, r.Meta.Height)
+			if err != nil {
+				return nil, 0, fmt.Errorf("recording: %s: %s line %d: %w", r.Dir, ScreensFile, t+1, err)
+			}
+			ep.States[t] = s
+			if tick != nil {
+				tick()
+			}
+		}
+	} else if err := r.encodeFrames(ep.States, buf, tick); err != nil {
+		return nil, 0, err
+	}
+	return ep, time.Since(start), nil
+}
+
+// encodeFrames decodes and encodes the PNG frames on up to GOMAXPROCS
+// goroutines. Each frame's state depends only on its file, so the result does
+// not depend on the number of goroutines. The error is that of the first
+// failing frame.
+func (r *Recording) encodeFrames(states [][]float32, buf []float32, tick func()) error {
+	n := screen.Slots * screen.Dim
+	errs := make([]error, len(r.Frames))
+	next := make(chan int)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(r.Frames)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := range next {
+				s, err := r.decodeFrame(r.Frames[t], buf[t*n:t*n:(t+1)*n])
+				states[t], errs[t] = s, err
+				done <- struct{}{}
+			}
+		}()
+	}
+	go func() {
+		for t := range r.Frames {
+			next <- t
+		}
+		close(next)
+	}()
+	for range r.Frames {
+		<-done
+		if tick != nil {
+			tick()
+		}
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeFrame reads and decodes the PNG at p and checks its size.
+func (r *Recording) decodeFrame(p string, dst []float32) ([]float32, error) {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("recording: %w", err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("recording: %s: %v", p, err)
+	}
+	if w, h := img.Bounds().Dx(), img.Bounds().Dy(); w != r.Meta.Width || h != r.Meta.Height {
+		return nil, fmt.Errorf("recording: %s is %dx%d pixels, but %s says %dx%d", p, w, h, MetaFile, r.Meta.Width, r.Meta.Height)
+	}
+	s, err := screen.EncodeImage(dst, img)
+	if err != nil {
+		return nil, fmt.Errorf("recording: %s: %w", p, err)
+	}
+	return s, nil
+}

@@ -1,0 +1,57 @@
+// Package screen holds memowm's deterministic screen encoders: each maps one
+// screen (a terminal's text or a screenshot) to one state of Slots x Dim
+// float32 values, slot-major, the role a Q-Former plays in the paper.
+//
+// # Overview
+//
+// The encoders are fixed functions with no training and no parameters beyond
+// built-in seeds. They are good enough for memowm to compress real recordings
+// and for its reader to answer questions about them; users with an encoder of
+// their own (a Q-Former, a vision transformer) skip this package and write
+// states into a trajectory file directly (package trajectory).
+//
+// EncodeText cuts a text screen of width x height cells into 32 regions,
+// TextBandRows row bands times TextBandCols column bands, slot s = band row
+// s/4, band column s%4. Band b of n over a size L covers [b*L/n, (b+1)*L/n),
+// so 80x24 gives regions of 20 columns x 3 rows, and any other size works.
+// Each region's 512 features are signed feature hashing counts of
+//
+//   - every character n-gram (n = 1, 2, 3) that starts in the region, read
+//     left to right within one row and cut at the region's right edge, except
+//     n-grams made only of spaces;
+//   - every non-space character together with its row in the region and the
+//     quarter of the region's width it stands in (a coarse position);
+//   - for the region holding the cursor: the cursor's row and width quarter
+//     in the region (weight 4) and the character under it (weight 2).
+//
+// A feature's hash is SplitMix64's finaliser chained over its kind and runes
+// from a fixed seed; the low 9 bits pick the channel and the top bit the sign
+// (+1 or -1). The integer counts c become sign(c)*sqrt(|c|): a region of
+// ordinary text gives values of about -2..2, an empty region zeros.
+//
+// EncodeImage area-averages a picture onto a grid of ImageGridW x ImageGridH
+// cells (64 x 32; cell x covers pixel columns [x*W/64, (x+1)*W/64), at least
+// one), cuts the grid into 32 regions of 8 x 8 cells, 4 rows x 8 columns
+// (slot s = region row s/8, region column s%8), and describes each region by
+// 96 numbers: the 64 cells' luma minus 0.5 (Rec. 601 weights) and, on 4 x 4
+// blocks of 2 x 2 cells, the colour differences B-Y and R-Y. A fixed matrix of
+// 96 x 512 approximately Gaussian values (each the sum of 12 uniforms minus 6,
+// from SplitMix64 with a fixed seed, times 2/sqrt(96)) projects each region to
+// its slot. Colours are premultiplied (alpha composites over black).
+//
+// # Invariants
+//
+//   - Determinism: the output depends only on the input, bit for bit, on
+//     every machine and for any GOMAXPROCS. Text counts are integers; sqrt is
+//     correctly rounded; image sums are integers divided once in float64; the
+//     projection is internal/f32's MulTo (one documented summation order, no
+//     fused multiply-add); the Gaussian matrix is built from integer hashing
+//     and float64 additions in a fixed order. Nothing runs in goroutines.
+//   - Locality: slot s depends only on its region: the cells (or pixels) of
+//     region s and, for text, the cursor when it lies in region s. A change
+//     confined to one region changes at most that slot.
+//   - Equal screens give equal states. A text row shorter than the width is
+//     padded with spaces, so trailing spaces never matter.
+//   - Every value is finite.
+//   - Errors start with "screen: "; the encoders never panic on bad input.
+package screen
