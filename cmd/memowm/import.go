@@ -1,11 +1,81 @@
 package main
 
 import (
-	"errors"
+	"fmt"
 	"io"
+	"strings"
+	"time"
+
+	"github.com/memowm/memowm/recording"
+	"github.com/memowm/memowm/trajectory"
 )
 
-// runImport is being built (issue 10).
 func runImport(args []string, stdout, stderr io.Writer) error {
-	return errors.New("import: not built yet")
+	fs := newFlags("import", "--out FILE [--seed S] [--quiet] DIR...",
+		"Turns recording folders (docs/recording-format.md: recording.json, screens.jsonl\n"+
+			"or frames/*.png, actions.jsonl, facts.jsonl) into one trajectory file, one\n"+
+			"episode per folder (ids 0.. in the order given), format from FILE's extension\n"+
+			"(.arrow, .parquet, or .npy for the states alone). Screens become 32x512 states\n"+
+			"through memowm's fixed screen encoders (package screen); questions drawn from\n"+
+			"the facts go to FILE.questions.jsonl. Every folder is checked before anything\n"+
+			"is written; on error nothing is written. Users with their own encoder write\n"+
+			"states into a trajectory file directly instead.", stdout)
+	out := fs.String("out", "", "output trajectory file (required)")
+	seed := fs.Uint64("seed", 1, "seed of the question steps and choices")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	dirs, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if *out == "" {
+		return usagef("--out FILE is required")
+	}
+	if len(dirs) == 0 {
+		return usagef("want at least one recording folder DIR")
+	}
+	if _, err := trajectory.FormatOf(*out); err != nil {
+		return usagef("%v", err)
+	}
+	opt := recording.ImportOptions{Seed: *seed}
+	if !*quiet {
+		last := time.Now()
+		opt.Progress = func(done, total int) {
+			if done == total && done < 1000 {
+				return // short imports print the summary alone
+			}
+			if now := time.Now(); done == total || now.Sub(last) >= 2*time.Second {
+				fmt.Fprintf(stderr, "import: %d/%d screens encoded\n", done, total)
+				last = now
+			}
+		}
+	}
+	sum, err := recording.Import(dirs, *out, opt)
+	if err != nil {
+		return err
+	}
+	ts, err := trajectory.Summarize(*out)
+	if err != nil {
+		return err
+	}
+	var screens []string
+	for _, k := range []string{recording.ScreenText, recording.ScreenImage} {
+		if n := sum.Screens[k]; n > 0 {
+			screens = append(screens, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	fmt.Fprintf(stdout, "wrote %s: %d episodes, %d observations (%d transitions), %s; %d questions in %s\n",
+		*out, sum.Episodes, sum.Observations, sum.Observations-sum.Episodes, humanBytes(ts.SizeBytes), sum.Questions, trajectory.QuestionsPath(*out))
+	fmt.Fprintf(stdout, "screens: %s (%s); states %dx%d float32\n",
+		strings.Join(screens, ", "), strings.Join(sum.Kinds, ", "), recording.Shape.Slots, recording.Shape.Dim)
+	fmt.Fprintf(stdout, "encoded %d screens in %s (%.0f screens/s); import took %s\n",
+		sum.Observations, importDur(sum.Encode), sum.ScreensPerSecond(), importDur(sum.Elapsed))
+	return nil
+}
+
+// importDur rounds d for printing: milliseconds below a second.
+func importDur(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }
