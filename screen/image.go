@@ -103,14 +103,19 @@ func averageCells(grid *[ImageGridH * ImageGridW][3]float32, img image.Image) {
 func sumBox(img image.Image, x0, y0, x1, y1 int) (r, g, b uint64) {
 	switch m := img.(type) {
 	case *image.RGBA:
+		var sr, sg, sb uint64 // 8-bit sums; times 0x101 below, which is exact
 		for y := y0; y < y1; y++ {
-			p := m.Pix[m.PixOffset(x0, y) : m.PixOffset(x1-1, y)+4]
-			for i := 0; i+3 < len(p); i += 4 {
-				r += uint64(p[i]) * 0x101
-				g += uint64(p[i+1]) * 0x101
-				b += uint64(p[i+2]) * 0x101
+			p := m.Pix[m.PixOffset(x0, y):m.PixOffset(x1-1, y)+4]
+			var rr, gg, bb uint32 // at most MaxImageSize pixels of 255
+			for len(p) >= 4 {
+				rr += uint32(p[0])
+				gg += uint32(p[1])
+				bb += uint32(p[2])
+				p = p[4:]
 			}
+			sr, sg, sb = sr+uint64(rr), sg+uint64(gg), sb+uint64(bb)
 		}
+		return sr * 0x101, sg * 0x101, sb * 0x101
 	case *image.NRGBA:
 		for y := y0; y < y1; y++ {
 			p := m.Pix[m.PixOffset(x0, y) : m.PixOffset(x1-1, y)+4]
