@@ -105,7 +105,7 @@ func sumBox(img image.Image, x0, y0, x1, y1 int) (r, g, b uint64) {
 	case *image.RGBA:
 		var sr, sg, sb uint64 // 8-bit sums; times 0x101 below, which is exact
 		for y := y0; y < y1; y++ {
-			p := m.Pix[m.PixOffset(x0, y):m.PixOffset(x1-1, y)+4]
+			p := m.Pix[m.PixOffset(x0, y) : m.PixOffset(x1-1, y)+4]
 			var rr, gg, bb uint32 // at most MaxImageSize pixels of 255
 			for len(p) >= 4 {
 				rr += uint32(p[0])
