@@ -24,6 +24,10 @@ const systemPython = "/usr/bin/python3"
 // scriptTimeout bounds one reader script.
 const scriptTimeout = 3 * time.Minute
 
+// strict is MEMOWM_INTEROP=1, read once at start so that go test's cache
+// always depends on it.
+var strict = os.Getenv("MEMOWM_INTEROP") == "1"
+
 // need skips the test when a tool is missing, or fails it under
 // MEMOWM_INTEROP=1 (as in CI, where .ci/run installs the tools).
 func need(t *testing.T, missing string) {
@@ -31,7 +35,7 @@ func need(t *testing.T, missing string) {
 	if missing == "" {
 		return
 	}
-	if os.Getenv("MEMOWM_INTEROP") == "1" {
+	if strict {
 		t.Fatalf("%s; MEMOWM_INTEROP=1 makes a missing tool a failure (.ci/run installs it)", missing)
 	}
 	t.Skipf("skipped: %s (set MEMOWM_INTEROP=1 to make this a failure)", missing)
@@ -42,8 +46,14 @@ func needNumPy(t *testing.T) {
 	if _, err := os.Stat(systemPython); err != nil {
 		need(t, systemPython+" is missing (apt-get install python3-numpy)")
 	}
-	if out, err := exec.Command(systemPython, "-I", "-c", "import numpy").CombinedOutput(); err != nil {
+	out, err := exec.Command(systemPython, "-I", "-c", "import numpy; print(numpy.__file__)").CombinedOutput()
+	if err != nil {
 		need(t, fmt.Sprintf("%s cannot import numpy (apt-get install python3-numpy): %v: %s", systemPython, err, strings.TrimSpace(string(out))))
+	}
+	// Reading numpy's __init__.py makes it part of go test's cache key, so a
+	// changed or removed numpy reruns the test.
+	if _, err := os.ReadFile(strings.TrimSpace(string(out))); err != nil {
+		need(t, fmt.Sprintf("numpy's package file: %v", err))
 	}
 }
 
@@ -70,6 +80,13 @@ func needNode(t *testing.T, pkg string) {
 // into report.
 func runScript(t *testing.T, f *fixture, spec any, report any, name string, args ...string) {
 	t.Helper()
+	// Reading the scripts and the npm lock file makes them part of go test's
+	// cache key: the subprocess's own reads are not seen by the cache.
+	for _, p := range []string{args[len(args)-1], "lib.mjs", "package-lock.json"} {
+		if _, err := os.ReadFile(p); err != nil {
+			t.Fatalf("reader script: %v", err)
+		}
+	}
 	js, err := json.Marshal(spec)
 	if err != nil {
 		t.Fatal(err)
