@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 )
 
@@ -56,10 +57,10 @@ func canonicalFacts(m map[string]any) ([]byte, error) {
 }
 
 func kindOf(v any) string {
-	switch v.(type) {
-	case []any:
+	switch reflect.ValueOf(v).Kind() {
+	case reflect.Slice, reflect.Array:
 		return "an array"
-	case map[string]any:
+	case reflect.Map, reflect.Struct:
 		return "an object"
 	}
 	return fmt.Sprintf("a %T", v)

@@ -92,22 +92,9 @@ func (r *Recording) readTexts() error {
 		return fmt.Errorf("recording: %s has no %s (its screens are text)", r.Dir, ScreensFile)
 	}
 	n, err := readLines(p, func(line int, b []byte) error {
-		var l struct {
-			Rows   *[]string `json:"rows"`
-			Cursor *cursor   `json:"cursor"`
-		}
-		if err := decodeStrict(b, &l); err != nil {
+		t, err := parseText(b, r.Meta.Width, r.Meta.Height)
+		if err != nil {
 			return err
-		}
-		if l.Rows == nil {
-			return errors.New(`no "rows"`)
-		}
-		t := screen.Text{Rows: *l.Rows}
-		if l.Cursor != nil {
-			t.HasCursor, t.CursorX, t.CursorY = true, l.Cursor.X, l.Cursor.Y
-		}
-		if err := t.Check(r.Meta.Width, r.Meta.Height); err != nil {
-			return fmt.Errorf("%w (%s: %dx%d)", err, MetaFile, r.Meta.Width, r.Meta.Height)
 		}
 		r.Texts = append(r.Texts, t)
 		return nil
@@ -160,11 +147,8 @@ func (r *Recording) readActions() error {
 		return fmt.Errorf("recording: %s has no %s (required; empty for a single screen)", r.Dir, ActionsFile)
 	}
 	n, err := readLines(p, func(line int, b []byte) error {
-		var a Action
-		if err := decodeStrict(b, &a); err != nil {
-			return err
-		}
-		if _, err := a.Trajectory(); err != nil {
+		a, err := parseAction(b)
+		if err != nil {
 			return err
 		}
 		r.Actions = append(r.Actions, a)
@@ -214,4 +198,39 @@ func (r *Recording) TrajectoryActions() ([]trajectory.Action, error) {
 		out[t] = ta
 	}
 	return out, nil
+}
+
+// parseText decodes and checks one line of screens.jsonl.
+func parseText(b []byte, width, height int) (screen.Text, error) {
+	var l struct {
+		Rows   *[]string `json:"rows"`
+		Cursor *cursor   `json:"cursor"`
+	}
+	var t screen.Text
+	if err := decodeStrict(b, &l); err != nil {
+		return t, err
+	}
+	if l.Rows == nil {
+		return t, errors.New(`no "rows"`)
+	}
+	t.Rows = *l.Rows
+	if l.Cursor != nil {
+		t.HasCursor, t.CursorX, t.CursorY = true, l.Cursor.X, l.Cursor.Y
+	}
+	if err := t.Check(width, height); err != nil {
+		return t, fmt.Errorf("%w (%s: %dx%d)", err, MetaFile, width, height)
+	}
+	return t, nil
+}
+
+// parseAction decodes and checks one line of actions.jsonl.
+func parseAction(b []byte) (Action, error) {
+	var a Action
+	if err := decodeStrict(b, &a); err != nil {
+		return a, err
+	}
+	if _, err := a.Trajectory(); err != nil {
+		return a, err
+	}
+	return a, nil
 }
