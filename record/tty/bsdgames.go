@@ -21,12 +21,14 @@ var bsdgamesProfile = profile{
 		case "tetris-bsd", "tetris":
 			// Left, rotate, right, drop.
 			p.keys = []string{"j", "k", "l", "j", "k", "l", "Space"}
-		default: // worm, snake
+		default: // worm, snake: turning back bites the tail
 			p.keys = []string{"h", "j", "k", "l"}
+			p.reverse = map[string]string{"h": "l", "l": "h", "j": "k", "k": "j"}
 		}
 		return p
 	},
-	facts: genericFacts,
+	facts:  genericFacts,
+	blocks: true, // tetris-bsd draws its well and pieces in reverse video
 }
 
 var bsdYes = regexp.MustCompile(`(?i)(another game|play again|\(y/n\)|\[yn\])\??\s*$`)
@@ -36,8 +38,9 @@ var bsdYes = regexp.MustCompile(`(?i)(another game|play again|\(y/n\)|\[yn\])\??
 // game's quit key.
 type bsdPolicy struct {
 	base
-	keys []string
-	last string
+	keys    []string
+	last    string
+	reverse map[string]string // a key's opposite, which a worm or snake must not press
 }
 
 func (p *bsdPolicy) Next(s Screen) Action {
@@ -50,7 +53,11 @@ func (p *bsdPolicy) Next(s Screen) Action {
 		return Enter()
 	}
 	if p.last == "" || !p.chance(40) {
-		p.last = p.oneOf(p.keys)
+		k := p.oneOf(p.keys)
+		for p.reverse != nil && p.last != "" && k == p.reverse[p.last] {
+			k = p.oneOf(p.keys)
+		}
+		p.last = k
 	}
 	return Key(p.last)
 }

@@ -34,7 +34,7 @@ var nethackProfile = profile{
 	install:  "apt-get install nethack-console",
 	prepare:  prepareNetHack,
 	newPolicy: func(seed uint64, _ string) Policy {
-		return &nethackPolicy{base: newBase(seed, streamNetHack), dir: -1}
+		return &nethackPolicy{base: newBase(seed, streamNetHack), dir: -1, lastMove: -1, lastPos: [2]int{-1, -1}}
 	},
 	facts: NetHackFacts,
 }
@@ -202,25 +202,67 @@ func parseNetHackStatus1(r string, f map[string]any) {
 
 // ---- policy ----
 
-// nethackPolicy explores the dungeon: mostly walking (a direction is kept
-// for a while), searching, looking, picking up, looking at the inventory,
-// travelling to a visible down staircase and going down. It clears --More--,
-// closes menus, answers yes/no questions (never yes to leaving the dungeon,
-// quitting or saving) and escapes other prompts. It never quits or saves.
+// nethackPolicy explores the dungeon: mostly walking or running, into
+// corridors, doors, items and staircases more than back where it came from,
+// searching, looking, picking up what it stands on, looking at the
+// inventory, travelling to a visible down staircase and going down stairs it
+// stands on. It clears --More--, closes menus, answers yes/no questions
+// (never yes to leaving the dungeon, quitting or saving) and escapes other
+// prompts. It never quits or saves.
 type nethackPolicy struct {
 	base
-	dir int // index into nhDirs of the current walking direction, -1 none
+	dir      int    // index into nhDirs of the current walking direction, -1 none
+	lastMove int    // direction of the last walk or run, -1 when the last action was not one
+	lastPos  [2]int // where '@' was before the last action
+	blocked  [8]bool
+	prev     Screen // the screen before the last action
 }
 
 var (
-	nhDirs    = []string{"h", "j", "k", "l", "y", "u", "b", "n"}
+	nhDirs = []string{"h", "j", "k", "l", "y", "u", "b", "n"}
+	// nhDelta[i] is the (dx, dy) of nhDirs[i]; nhDirs[i^1] is its opposite.
+	nhDelta   = [][2]int{{-1, 0}, {0, 1}, {0, -1}, {1, 0}, {-1, -1}, {1, -1}, {-1, 1}, {1, 1}}
+	nhOpp     = []int{3, 2, 1, 0, 7, 6, 5, 4}
 	nhMenuEnd = regexp.MustCompile(`\((end|\d+ of \d+)\)\s*$`)
 	nhYN      = regexp.MustCompile(`\[[ynqa]+\](\s*\(\w\))?\s*$`)
 	nhLetters = regexp.MustCompile(`\[[^\]]*( or \?\*|\?\*)\]\s*$`)
 	nhNo      = regexp.MustCompile(`(?i)quit|save|still climb|pray|beware|sure you want`)
+	nhHere    = regexp.MustCompile(`You see here|There are (several|many) objects here|Things that are here`)
 )
 
+// nhWeight is how much the walker likes to step onto a glyph; 0: not at all.
+func nhWeight(c byte) int {
+	switch {
+	case c == '>':
+		return 8
+	case c == '#', c == '+':
+		return 4
+	case strings.IndexByte("$%)[*!?/=\"(`", c) >= 0:
+		return 4
+	case c == '.', c == '<', c == '_', c == '{':
+		return 2
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c == '@', c == '&', c == ':', c == ';', c == '\'':
+		return 1 // a monster: fight it
+	}
+	return 0 // walls, rock, traps (^), dark or unknown places
+}
+
 func (p *nethackPolicy) Next(s Screen) Action {
+	a := p.next(s)
+	p.prev = s
+	p.lastPos = nhPlayer(s)
+	p.lastMove = -1
+	if a.Kind == KindKey {
+		for i, d := range nhDirs {
+			if a.Key == d || a.Key == strings.ToUpper(d) {
+				p.lastMove = i
+			}
+		}
+	}
+	return a
+}
+
+func (p *nethackPolicy) next(s Screen) Action {
 	top := strings.TrimSpace(s.Row(0))
 	switch {
 	case s.Contains("--More--"):
@@ -255,26 +297,37 @@ func (p *nethackPolicy) Next(s Screen) Action {
 }
 
 func (p *nethackPolicy) explore(s Screen) Action {
-	switch p.pick(70, 4, 6, 3, 3, 3, 2, 4, 2) {
-	case 0: // walk, mostly on in the same direction
-		if p.dir < 0 || !p.chance(75) {
-			p.dir = p.rng.IntN(len(nhDirs))
-		}
-		return Key(nhDirs[p.dir])
-	case 1: // run
-		p.dir = p.rng.IntN(len(nhDirs))
-		return Key(strings.ToUpper(nhDirs[p.dir]))
-	case 2:
-		return Key("s")
-	case 3:
-		return Key("i")
-	case 4:
-		return Key(":")
-	case 5:
-		return Key(",")
-	case 6:
+	pos := nhPlayer(s)
+	if pos != p.lastPos {
+		p.blocked = [8]bool{}
+	} else if p.lastMove >= 0 && s.Equal(p.prev) {
+		p.blocked[p.lastMove] = true // walked into something
+	}
+	// Standing where the last screen showed a '>': go down.
+	if pos[0] >= 0 && p.prev.Rows != nil && pos != p.lastPos && charAt(p.prev, pos[0], pos[1]) == '>' && p.chance(80) {
 		return Key(">")
-	case 7: // travel to a staircase down in sight, then go down
+	}
+	if nhHere.MatchString(s.Row(0)) && p.chance(50) {
+		return Key(",")
+	}
+	switch p.pick(78, 6, 3, 3, 2, 1, 4, 2) {
+	case 0: // walk, or now and then run
+		d := p.walkDir(s, pos)
+		if p.chance(15) {
+			return Key(strings.ToUpper(nhDirs[d]))
+		}
+		return Key(nhDirs[d])
+	case 1:
+		return Key("s")
+	case 2:
+		return Key("i")
+	case 3:
+		return Key(":")
+	case 4:
+		return Key(",")
+	case 5:
+		return Key(">")
+	case 6: // travel to a staircase down in sight, then go down
 		if downStairsInSight(s) {
 			p.push(Key(">"), Key("."), Key(">"))
 			return Key("_")
@@ -283,6 +336,61 @@ func (p *nethackPolicy) explore(s Screen) Action {
 	default:
 		return Key("Escape")
 	}
+}
+
+// walkDir picks a direction: among the neighbours of '@' that can be
+// entered and were not just found blocked, weighted by what they show,
+// four times more on in the current direction, never straight back unless
+// nothing else is open.
+func (p *nethackPolicy) walkDir(s Screen, pos [2]int) int {
+	if pos[0] < 0 {
+		p.dir = p.rng.IntN(len(nhDirs))
+		return p.dir
+	}
+	w := make([]int, len(nhDirs))
+	total := 0
+	for i, d := range nhDelta {
+		if p.blocked[i] || (p.dir >= 0 && i == nhOpp[p.dir]) {
+			continue
+		}
+		w[i] = nhWeight(charAt(s, pos[0]+d[0], pos[1]+d[1]))
+		if i == p.dir {
+			w[i] *= 4
+		}
+		total += w[i]
+	}
+	switch {
+	case total > 0:
+		p.dir = p.pick(w...)
+	case p.dir >= 0 && !p.blocked[nhOpp[p.dir]] && nhWeight(charAt(s, pos[0]+nhDelta[nhOpp[p.dir]][0], pos[1]+nhDelta[nhOpp[p.dir]][1])) > 0:
+		p.dir = nhOpp[p.dir] // a dead end: back
+	default:
+		p.dir = p.rng.IntN(len(nhDirs)) // nothing known is open: try anything
+	}
+	return p.dir
+}
+
+// nhPlayer returns the position of '@': under the cursor, or the first on
+// the map rows; (-1, -1) when none shows.
+func nhPlayer(s Screen) [2]int {
+	if charAt(s, s.CursorX, s.CursorY) == '@' && s.CursorY > 0 && s.CursorY < len(s.Rows)-2 {
+		return [2]int{s.CursorX, s.CursorY}
+	}
+	for y := 1; y < len(s.Rows)-2; y++ {
+		if x := strings.IndexByte(s.Rows[y], '@'); x >= 0 {
+			return [2]int{x, y}
+		}
+	}
+	return [2]int{-1, -1}
+}
+
+// charAt returns the byte at column x of row y, ' ' outside the screen.
+func charAt(s Screen, x, y int) byte {
+	r := s.Row(y)
+	if x < 0 || x >= len(r) {
+		return ' '
+	}
+	return r[x]
 }
 
 // menuOpen reports whether a NetHack menu or text window is showing: a row

@@ -28,6 +28,9 @@ type profile struct {
 	prepare   func(l *launch, seed uint64, work string) (cleanup func(pid int) error, err error)
 	newPolicy func(seed uint64, program string) Policy
 	facts     func(s Screen) map[string]any
+	// blocks: the programs draw with reverse-video or coloured spaces,
+	// which the capture shows as '#'.
+	blocks bool
 }
 
 var profiles = []profile{genericProfile, nethackProfile, vimProfile, bsdgamesProfile}

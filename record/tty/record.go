@@ -36,6 +36,7 @@ type Config struct {
 	Startup   time.Duration // at most this long for the program's first screen; default 10s
 
 	Tmux string // the tmux binary; default "tmux" on PATH
+	Name string // the tmux session's name; default "memowm-SEED-PID"
 
 	// Progress, if not nil, is called after every step.
 	Progress func(step, steps int)
@@ -75,6 +76,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("record tty: steps must be at least 1, got %d", c.Steps)
 	case c.Width < 10 || c.Height < 3 || c.Width > 1000 || c.Height > 1000:
 		return fmt.Errorf("record tty: size %dx%d is outside 10x3..1000x1000", c.Width, c.Height)
+	case strings.ContainsAny(c.Name, ".:"):
+		return fmt.Errorf("record tty: session name %q may not hold '.' or ':'", c.Name)
 	case c.Settle < 0 || c.SettleMax < c.Settle || c.Poll <= 0 || c.Startup < 0:
 		return fmt.Errorf("record tty: bad settle times (settle %v, max %v, poll %v)", c.Settle, c.SettleMax, c.Poll)
 	}
@@ -163,8 +166,11 @@ func Record(ctx context.Context, cfg Config, sink Sink) (res *Result, err error)
 	}
 	policy := prof.newPolicy(cfg.Seed, filepath.Base(path))
 
-	name := fmt.Sprintf("memowm-%d-%d", cfg.Seed, os.Getpid())
-	sess, err := startSession(ctx, tmuxPath, name, cfg.Width, cfg.Height, l)
+	name := cfg.Name
+	if name == "" {
+		name = fmt.Sprintf("memowm-%d-%d", cfg.Seed, os.Getpid())
+	}
+	sess, err := startSession(ctx, tmuxPath, name, cfg.Width, cfg.Height, prof.blocks, l)
 	if err != nil {
 		if cleanup != nil {
 			cleanup(0)

@@ -71,6 +71,9 @@ type session struct {
 	width  int
 	height int
 	pid    int // the pane's process: the program
+	// blocks: capture with attributes and show a space in reverse video
+	// or on a coloured background as '#' (games that draw with them).
+	blocks bool
 }
 
 // launch is how to start a program.
@@ -92,12 +95,12 @@ set -g history-limit 0
 `
 
 // startSession starts l in a detached session of a private tmux server.
-func startSession(ctx context.Context, tmuxPath, name string, width, height int, l launch) (*session, error) {
+func startSession(ctx context.Context, tmuxPath, name string, width, height int, blocks bool, l launch) (*session, error) {
 	dir, err := os.MkdirTemp("", "memowm-tty-")
 	if err != nil {
 		return nil, fmt.Errorf("record tty: %w", err)
 	}
-	s := &session{tmux: tmuxPath, dir: dir, sock: filepath.Join(dir, "sock"), name: name, width: width, height: height}
+	s := &session{tmux: tmuxPath, dir: dir, sock: filepath.Join(dir, "sock"), name: name, width: width, height: height, blocks: blocks}
 	conf := filepath.Join(dir, "tmux.conf")
 	if err := os.WriteFile(conf, []byte(tmuxConf), 0o600); err != nil {
 		os.RemoveAll(dir)
@@ -170,12 +173,116 @@ func (s *session) send(ctx context.Context, a Action) error {
 // capture reads the screen, the cursor and whether the program has exited,
 // in one tmux call.
 func (s *session) capture(ctx context.Context) (capture, error) {
-	out, err := s.run(ctx, "capture-pane", "-p", "-t", s.target(), ";",
-		"display", "-p", "-t", s.target(), "#{cursor_x} #{cursor_y} #{pane_dead} #{pane_dead_status} #{pane_dead_signal}")
+	args := []string{"capture-pane", "-p", "-t", s.target()}
+	if s.blocks {
+		args = append(args, "-e", "-N")
+	}
+	args = append(args, ";", "display", "-p", "-t", s.target(),
+		"#{cursor_x} #{cursor_y} #{pane_dead} #{pane_dead_status} #{pane_dead_signal}")
+	out, err := s.run(ctx, args...)
 	if err != nil {
 		return capture{}, err
 	}
+	if s.blocks {
+		out = []byte(solidBlocks(string(out)))
+	}
 	return parseCapture(out, s.width, s.height)
+}
+
+// solidBlocks removes the escape sequences of capture-pane -e, turns every
+// space drawn in reverse video or on a non-default background into '#', and
+// draws the line-drawing characters of the alternate character set (shifted
+// in with SO or ESC ( 0) as ASCII: corners and tees '+', lines '-' and '|'.
+// The attributes carry over line ends, as tmux writes them.
+func solidBlocks(in string) string {
+	var b strings.Builder
+	reverse, bg, acs := false, false, false
+	for i := 0; i < len(in); i++ {
+		c := in[i]
+		switch {
+		case c == 0x0e: // SO
+			acs = true
+			continue
+		case c == 0x0f: // SI
+			acs = false
+			continue
+		case c != 0x1b:
+			if c == ' ' && (reverse || bg) {
+				c = '#'
+			} else if acs {
+				if r, ok := acsASCII[c]; ok {
+					c = r
+				}
+			}
+			b.WriteByte(c)
+			continue
+		}
+		if i+1 >= len(in) {
+			break
+		}
+		if in[i+1] == '(' && i+2 < len(in) { // designate G0: ESC ( 0 or ESC ( B
+			acs = in[i+2] == '0'
+			i += 2
+			continue
+		}
+		if in[i+1] != '[' {
+			i++ // another two-byte escape: drop it
+			continue
+		}
+		j := i + 2
+		for j < len(in) && (in[j] < 0x40 || in[j] > 0x7e) {
+			j++
+		}
+		if j >= len(in) {
+			break
+		}
+		if in[j] == 'm' {
+			reverse, bg = applySGR(in[i+2:j], reverse, bg)
+		}
+		i = j
+	}
+	return b.String()
+}
+
+// acsASCII draws the VT100 line-drawing set in ASCII.
+var acsASCII = map[byte]byte{
+	'j': '+', 'k': '+', 'l': '+', 'm': '+', 'n': '+', 't': '+', 'u': '+', 'v': '+', 'w': '+',
+	'q': '-', 'x': '|', 'a': '#', '`': '+', '~': 'o', '0': '#', 'h': '#', 'f': 'o',
+}
+
+// applySGR applies the parameters of one SGR sequence to the reverse and
+// background state.
+func applySGR(params string, reverse, bg bool) (bool, bool) {
+	ps := strings.Split(params, ";")
+	for k := 0; k < len(ps); k++ {
+		n, _ := strconv.Atoi(ps[k]) // "" is 0, a reset
+		switch {
+		case n == 0:
+			reverse, bg = false, false
+		case n == 7:
+			reverse = true
+		case n == 27:
+			reverse = false
+		case n >= 40 && n <= 47, n >= 100 && n <= 107:
+			bg = true
+		case n == 49:
+			bg = false
+		case n == 48:
+			bg = true
+			if k+1 < len(ps) && ps[k+1] == "5" {
+				k += 2
+			} else if k+1 < len(ps) && ps[k+1] == "2" {
+				k += 4
+			}
+		case n == 38:
+			if k+1 < len(ps) && ps[k+1] == "5" {
+				k += 2
+			} else if k+1 < len(ps) && ps[k+1] == "2" {
+				k += 4
+			}
+		}
+	}
+	return reverse, bg
 }
 
 // parseCapture splits capture-pane's height rows from display's last line.
