@@ -38,14 +38,16 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	}
 	opt := recording.ImportOptions{Seed: *seed}
 	if !*quiet {
-		last := time.Now()
+		// Short imports print the summary alone; long ones a line every 2 s.
+		start, last, printed := time.Now(), time.Now(), false
 		opt.Progress = func(done, total int) {
-			if done == total && done < 1000 {
-				return // short imports print the summary alone
-			}
-			if now := time.Now(); done == total || now.Sub(last) >= 2*time.Second {
-				fmt.Fprintf(stderr, "import: %d/%d screens encoded\n", done, total)
-				last = now
+			now := time.Now()
+			if (done == total && printed) || (done < total && now.Sub(last) >= 2*time.Second) {
+				fmt.Fprintf(stderr, "import: %d/%d screens encoded (%s)\n", done, total, importDur(now.Sub(start)))
+				if done == total {
+					fmt.Fprintf(stderr, "import: writing %s\n", *out)
+				}
+				last, printed = now, true
 			}
 		}
 	}
