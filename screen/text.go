@@ -153,18 +153,32 @@ func add(v []float32, h uint64, w float32) {
 	}
 }
 
-// finish maps each count c to sign(c)*sqrt(|c|) (sqrt is correctly rounded
-// on every machine).
+// finish maps each count c to sign(c)*sqrt(|c|). Small counts read a table
+// of the same correctly rounded square roots, so every machine agrees.
 func finish(v []float32) {
 	for i, c := range v {
+		n := int32(c)
 		switch {
-		case c > 0:
+		case n == 0:
+		case n > 0 && n < int32(len(sqrtTable)):
+			v[i] = sqrtTable[n]
+		case n < 0 && -n < int32(len(sqrtTable)):
+			v[i] = -sqrtTable[-n]
+		case n > 0:
 			v[i] = float32(math.Sqrt(float64(c)))
-		case c < 0:
+		default:
 			v[i] = -float32(math.Sqrt(float64(-c)))
 		}
 	}
 }
+
+// sqrtTable[n] is float32(sqrt(n)).
+var sqrtTable = func() (t [256]float32) {
+	for n := range t {
+		t[n] = float32(math.Sqrt(float64(n)))
+	}
+	return t
+}()
 
 // grow extends dst by Slots*Dim values and returns it with the new part.
 func grow(dst []float32) ([]float32, []float32) {
