@@ -33,6 +33,9 @@ func (r *Recording) Episode(id int64) (*trajectory.Episode, error) {
 // episode is Episode with a progress call after each screen (from the
 // calling goroutine) and the time spent reading and encoding screens.
 func (r *Recording) episode(id int64, tick func()) (*trajectory.Episode, time.Duration, error) {
+	if err := r.consistent(); err != nil {
+		return nil, 0, err
+	}
 	acts, err := r.TrajectoryActions()
 	if err != nil {
 		return nil, 0, err
@@ -118,4 +121,24 @@ func (r *Recording) decodeFrame(p string, dst []float32) ([]float32, error) {
 		return nil, fmt.Errorf("recording: %s: %w", p, err)
 	}
 	return s, nil
+}
+
+// consistent checks the counts of a Recording that may have been built by
+// hand rather than by Read.
+func (r *Recording) consistent() error {
+	screens := len(r.Texts)
+	if r.Meta.Screen == ScreenImage {
+		screens = len(r.Frames)
+	}
+	switch {
+	case r.Meta.Screen != ScreenText && r.Meta.Screen != ScreenImage:
+		return fmt.Errorf("recording: %s: screen kind %q, want %q or %q", r.Dir, r.Meta.Screen, ScreenText, ScreenImage)
+	case r.Steps < 1 || screens != r.Steps:
+		return fmt.Errorf("recording: %s: %d screens for %d steps", r.Dir, screens, r.Steps)
+	case len(r.Actions) != r.Steps-1:
+		return fmt.Errorf("recording: %s: %d actions for %d screens (want %d)", r.Dir, len(r.Actions), r.Steps, r.Steps-1)
+	case r.Facts != nil && len(r.Facts) != r.Steps:
+		return fmt.Errorf("recording: %s: %d facts for %d screens", r.Dir, len(r.Facts), r.Steps)
+	}
+	return nil
 }

@@ -117,7 +117,7 @@ func (r *Recording) readFrames() error {
 	}
 	for i, e := range ents { // sorted by name
 		if e.Name() != FrameName(i) {
-			if i < len(ents) && len(e.Name()) == len(FrameName(i)) && filepath.Ext(e.Name()) == ".png" {
+			if len(e.Name()) == len(FrameName(i)) && filepath.Ext(e.Name()) == ".png" {
 				return fmt.Errorf("recording: %s: %s follows %d frames; want %s (frames are numbered from %s without gaps)", dir, e.Name(), i, FrameName(i), FrameName(0))
 			}
 			return fmt.Errorf("recording: %s: unexpected %s (want only %s, %s, ...)", dir, e.Name(), FrameName(0), FrameName(1))

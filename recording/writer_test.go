@@ -217,3 +217,20 @@ func TestWriterImageSize(t *testing.T) {
 		t.Errorf("not a PNG: %v", err)
 	}
 }
+
+func TestEpisodeOfHandBuiltRecording(t *testing.T) {
+	r := &Recording{Meta: Meta{Screen: ScreenText, Width: 10, Height: 2}, Dir: "mem", Steps: 2,
+		Texts: []screen.Text{{}, {Rows: []string{"a"}}}}
+	if _, err := r.Episode(0); err == nil || !strings.Contains(err.Error(), "0 actions for 2 screens") {
+		t.Errorf("missing action: %v", err)
+	}
+	r.Actions = []Action{{Type: "noop"}}
+	r.Steps = 3
+	if _, err := r.Episode(0); err == nil || !strings.Contains(err.Error(), "2 screens for 3 steps") {
+		t.Errorf("wrong steps: %v", err)
+	}
+	r.Steps = 2
+	if ep, err := r.Episode(0); err != nil || ep.Len() != 2 {
+		t.Errorf("valid hand-built recording: %v", err)
+	}
+}

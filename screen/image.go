@@ -55,6 +55,9 @@ func projection() []float32 {
 // package doc for the features. An empty image or one wider or taller than
 // MaxImageSize is an error, and dst is returned unchanged.
 func EncodeImage(dst []float32, img image.Image) ([]float32, error) {
+	if img == nil {
+		return dst, fmt.Errorf("screen: nil image")
+	}
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
 	if w < 1 || h < 1 || w > MaxImageSize || h > MaxImageSize {
