@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -183,8 +185,8 @@ func (b *Browser) counts() (starts, stops, inDoc int, loading bool) {
 // Profile returns the temporary profile folder (gone after Close).
 func (b *Browser) Profile() string { return b.profile }
 
-// Close ends Chromium and removes its profile folder. It is safe to call
-// more than once.
+// Close ends Chromium and removes its profile and its singleton socket. It
+// is safe to call more than once.
 func (b *Browser) Close() error {
 	if b.closeTab == nil {
 		return nil
@@ -192,12 +194,16 @@ func (b *Browser) Close() error {
 	b.closeTab()
 	b.closeAlloc()
 	b.closeTab, b.closeAlloc = nil, nil
-	if b.profile == "" {
-		return nil
-	}
 	// Chromium's helpers can outlive it for a moment and write into the
 	// profile: end the ones started with it, then remove it.
 	killUsing(b.profile)
+	// A Chromium that did not shut down itself leaves its singleton socket
+	// folder in the temporary folder; the profile links to it.
+	if sock, err := os.Readlink(filepath.Join(b.profile, "SingletonSocket")); err == nil {
+		if d := filepath.Dir(sock); strings.HasPrefix(filepath.Base(d), "org.chromium.Chromium.") {
+			os.RemoveAll(d)
+		}
+	}
 	var err error
 	for range 50 {
 		if err = os.RemoveAll(b.profile); err == nil {
