@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -40,10 +41,17 @@ func runRecordTTY(args []string, stdout, stderr io.Writer) error {
 	settle := fs.Duration("settle", 50*time.Millisecond, "a screen has settled when unchanged this long")
 	settleMax := fs.Duration("settle-max", 1500*time.Millisecond, "wait at most this long per step for the screen to settle")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
-	pos, err := parse(fs, args)
+	// The program and its arguments follow "--" and are not memowm's flags
+	// (the flag package would take "-c" in "-- sh -c ..." for one).
+	flagArgs, prog := args, []string(nil)
+	if i := slices.Index(args, "--"); i >= 0 {
+		flagArgs, prog = args[:i], args[i+1:]
+	}
+	pos, err := parse(fs, flagArgs)
 	if err != nil {
 		return err
 	}
+	pos = append(pos, prog...)
 	switch {
 	case len(pos) == 0:
 		return usagef("no program to record: give it after --, e.g. -- nethack")
@@ -91,8 +99,8 @@ func runRecordTTY(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	res, err := tty.Record(ctx, cfg, writerSink{w})
 	if err == nil && res.Steps == 0 {
-		err = fmt.Errorf("record tty: %s exited at startup (status %d), before the first step; its screen ends with %q",
-			pos[0], res.ExitStatus, lastLines(res.Last, 3))
+		err = fmt.Errorf("record tty: %s %s at startup, before the first step; its screen ends with %q",
+			pos[0], res.ExitString(), lastLines(res.Last, 3))
 	}
 	if err == nil {
 		err = w.Close()
@@ -113,7 +121,7 @@ func runRecordTTY(args []string, stdout, stderr io.Writer) error {
 	st := tty.Summarize(res.Timings)
 	how := "all steps"
 	if res.Exited {
-		how = fmt.Sprintf("the program exited (status %d) after %d of %d steps; the episode ends there", res.ExitStatus, res.Steps, cfg.Steps)
+		how = fmt.Sprintf("the program %s after %d of %d steps; the episode ends there", res.ExitString(), res.Steps, cfg.Steps)
 		if !*quiet {
 			fmt.Fprintf(stderr, "record tty: %s\n", how)
 		}

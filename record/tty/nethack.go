@@ -205,8 +205,9 @@ func parseNetHackStatus1(r string, f map[string]any) {
 // nethackPolicy explores the dungeon: mostly walking or running, into
 // corridors, doors, items and staircases more than back where it came from,
 // searching, looking, picking up what it stands on, looking at the
-// inventory, travelling to a visible down staircase and going down stairs it
-// stands on. It clears --More--, closes menus, answers yes/no questions
+// inventory, kicking locked doors, resting when wounded, eating when
+// hungry, travelling to a visible down staircase
+// and going down stairs it stands on. It clears --More--, closes menus, answers yes/no questions
 // (never yes to leaving the dungeon, quitting or saving) and escapes other
 // prompts. It never quits or saves.
 type nethackPolicy struct {
@@ -221,13 +222,15 @@ type nethackPolicy struct {
 var (
 	nhDirs = []string{"h", "j", "k", "l", "y", "u", "b", "n"}
 	// nhDelta[i] is the (dx, dy) of nhDirs[i]; nhDirs[i^1] is its opposite.
-	nhDelta   = [][2]int{{-1, 0}, {0, 1}, {0, -1}, {1, 0}, {-1, -1}, {1, -1}, {-1, 1}, {1, 1}}
-	nhOpp     = []int{3, 2, 1, 0, 7, 6, 5, 4}
-	nhMenuEnd = regexp.MustCompile(`\((end|\d+ of \d+)\)\s*$`)
-	nhYN      = regexp.MustCompile(`\[[ynqa]+\](\s*\(\w\))?\s*$`)
-	nhLetters = regexp.MustCompile(`\[[^\]]*( or \?\*|\?\*)\]\s*$`)
-	nhNo      = regexp.MustCompile(`(?i)quit|save|still climb|pray|beware|sure you want`)
-	nhHere    = regexp.MustCompile(`You see here|There are (several|many) objects here|Things that are here`)
+	nhDelta       = [][2]int{{-1, 0}, {0, 1}, {0, -1}, {1, 0}, {-1, -1}, {1, -1}, {-1, 1}, {1, 1}}
+	nhOpp         = []int{3, 2, 1, 0, 7, 6, 5, 4}
+	nhMenuEnd     = regexp.MustCompile(`\((end|\d+ of \d+)\)\s*$`)
+	nhYN          = regexp.MustCompile(`\[[ynqa]+\](\s*\(\w\))?\s*$`)
+	nhLetters     = regexp.MustCompile(`\[[^\]]*( or \?\*|\?\*)\]\s*$`)
+	nhNo          = regexp.MustCompile(`(?i)quit|save|still climb|pray|beware|sure you want`)
+	nhFirstLetter = regexp.MustCompile(`\[([a-zA-Z])`)
+	nhHPNow       = regexp.MustCompile(`HP:(\d+)\((\d+)\)`)
+	nhHere        = regexp.MustCompile(`You see here|There are (several|many) objects here|Things that are here`)
 )
 
 // nhWeight is how much the walker likes to step onto a glyph; 0: not at all.
@@ -280,18 +283,25 @@ func (p *nethackPolicy) next(s Screen) Action {
 			return Key("Space")
 		}
 		return Key("Escape")
+	}
+	// A planned command's next key answers its own prompt ("In what
+	// direction?").
+	if a, ok := p.pop(); ok {
+		return a
+	}
+	switch {
 	case nhYN.MatchString(top):
-		p.queue = nil
 		if nhNo.MatchString(top) || !p.chance(50) {
 			return Key("n")
 		}
 		return Key("y")
-	case nhLetters.MatchString(top), s.CursorY == 0 && top != "" && (strings.HasSuffix(top, "?") || strings.HasSuffix(top, ":")):
-		p.queue = nil
+	case strings.HasPrefix(top, "What do you want to eat?"):
+		if m := nhFirstLetter.FindStringSubmatch(top); m != nil {
+			return Key(m[1])
+		}
 		return Key("Escape")
-	}
-	if a, ok := p.pop(); ok {
-		return a
+	case nhLetters.MatchString(top), s.CursorY == 0 && top != "" && (strings.HasSuffix(top, "?") || strings.HasSuffix(top, ":")):
+		return Key("Escape")
 	}
 	return p.explore(s)
 }
@@ -307,8 +317,20 @@ func (p *nethackPolicy) explore(s Screen) Action {
 	if pos[0] >= 0 && p.prev.Rows != nil && pos != p.lastPos && charAt(p.prev, pos[0], pos[1]) == '>' && p.chance(80) {
 		return Key(">")
 	}
-	if nhHere.MatchString(s.Row(0)) && p.chance(50) {
+	top := s.Row(0)
+	switch {
+	case strings.Contains(top, "staircase down here") && p.chance(90):
+		return Key(">")
+	case nhHere.MatchString(top) && p.chance(50):
 		return Key(",")
+	case nhWounded(s) && p.chance(50):
+		return Type("20s") // rest: search 20 turns (a monster interrupts)
+	case strings.Contains(s.Bottom(), "Hungry") && p.chance(30):
+		return Key("e")
+	case strings.Contains(top, "This door is locked") && p.lastMove >= 0 && p.chance(70):
+		// Kick it open: ^D, then the direction just tried.
+		p.push(Key(nhDirs[p.lastMove]))
+		return Key("Ctrl+d")
 	}
 	switch p.pick(78, 6, 3, 3, 2, 1, 4, 2) {
 	case 0: // walk, or now and then run
@@ -368,6 +390,18 @@ func (p *nethackPolicy) walkDir(s Screen, pos [2]int) int {
 		p.dir = p.rng.IntN(len(nhDirs)) // nothing known is open: try anything
 	}
 	return p.dir
+}
+
+// nhWounded reports whether the status line shows HP below a third of the
+// maximum.
+func nhWounded(s Screen) bool {
+	m := nhHPNow.FindStringSubmatch(s.Bottom())
+	if m == nil {
+		return false
+	}
+	hp, _ := strconv.Atoi(m[1])
+	hpMax, _ := strconv.Atoi(m[2])
+	return 3*hp < hpMax
 }
 
 // nhPlayer returns the position of '@': under the cursor, or the first on

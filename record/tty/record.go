@@ -111,6 +111,7 @@ type Result struct {
 	Steps      int           // actions recorded
 	Exited     bool          // the program exited (the episode ended there)
 	ExitStatus int           // its exit status when Exited, -1 when killed by a signal
+	ExitSignal int           // the signal that killed it, 0 for none
 	Startup    time.Duration // until the first screen settled
 	Timings    []StepTiming  // one per step
 	Last       Screen        // the last observation
@@ -203,7 +204,7 @@ func Record(ctx context.Context, cfg Config, sink Sink) (res *Result, err error)
 	}
 	res.Last = first.Screen
 	if first.dead {
-		res.Exited, res.ExitStatus = true, first.status
+		res.Exited, res.ExitStatus, res.ExitSignal = true, first.status, first.signal
 		return res, nil
 	}
 
@@ -254,12 +255,24 @@ func Record(ctx context.Context, cfg Config, sink Sink) (res *Result, err error)
 			cfg.Progress(step+1, cfg.Steps)
 		}
 		if st.dead {
-			res.Exited, res.ExitStatus = true, st.status
+			res.Exited, res.ExitStatus, res.ExitSignal = true, st.status, st.signal
 			return res, nil
 		}
 		prev = st.Screen
 	}
 	return res, nil
+}
+
+// ExitString says how the program ended: "exited (status 0)" or "was
+// killed by signal 9"; "" when it did not.
+func (r *Result) ExitString() string {
+	switch {
+	case !r.Exited:
+		return ""
+	case r.ExitSignal != 0:
+		return fmt.Sprintf("was killed by signal %d", r.ExitSignal)
+	}
+	return fmt.Sprintf("exited (status %d)", r.ExitStatus)
 }
 
 // interrupted words a cancellation; other errors pass through.

@@ -59,7 +59,8 @@ func (s Screen) Contains(sub string) bool {
 type capture struct {
 	Screen
 	dead   bool // the program has exited
-	status int  // its exit status when dead (-1 when killed by a signal)
+	status int  // its exit status when dead, -1 when unknown or killed by a signal
+	signal int  // the signal that killed it, 0 for none
 }
 
 // session is a program running in a private tmux server.
@@ -178,7 +179,7 @@ func (s *session) capture(ctx context.Context) (capture, error) {
 		args = append(args, "-e", "-N")
 	}
 	args = append(args, ";", "display", "-p", "-t", s.target(),
-		"#{cursor_x} #{cursor_y} #{pane_dead} #{pane_dead_status} #{pane_dead_signal}")
+		captureFormat)
 	out, err := s.run(ctx, args...)
 	if err != nil {
 		return capture{}, err
@@ -285,6 +286,11 @@ func applySGR(params string, reverse, bg bool) (bool, bool) {
 	return reverse, bg
 }
 
+// captureFormat is display's line after the screen: the cursor, whether
+// the program has exited, and its exit status or the signal that killed it
+// (each may be empty, hence the prefixes).
+const captureFormat = "#{cursor_x} #{cursor_y} #{pane_dead} s#{pane_dead_status} g#{pane_dead_signal}"
+
 // parseCapture splits capture-pane's height rows from display's last line.
 func parseCapture(out []byte, width, height int) (capture, error) {
 	text := strings.TrimSuffix(string(out), "\n")
@@ -293,25 +299,19 @@ func parseCapture(out []byte, width, height int) (capture, error) {
 		return capture{}, fmt.Errorf("record tty: capture-pane gave %d lines, want %d and the cursor", len(lines)-1, height)
 	}
 	var c capture
-	var dead int
-	var status, signal string
 	f := strings.Fields(lines[height])
-	if len(f) < 3 {
+	if len(f) != 5 {
 		return capture{}, fmt.Errorf("record tty: tmux display: unexpected output %q", lines[height])
 	}
 	c.CursorX, _ = strconv.Atoi(f[0])
 	c.CursorY, _ = strconv.Atoi(f[1])
-	dead, _ = strconv.Atoi(f[2])
-	if len(f) > 3 {
-		status = f[3]
-	}
-	if len(f) > 4 {
-		signal = f[4]
-	}
-	c.dead = dead == 1
-	c.status = -1
-	if n, err := strconv.Atoi(status); err == nil && signal == "" {
+	c.dead = f[2] == "1"
+	c.status, c.signal = -1, 0
+	if n, err := strconv.Atoi(strings.TrimPrefix(f[3], "s")); err == nil {
 		c.status = n
+	}
+	if n, err := strconv.Atoi(strings.TrimPrefix(f[4], "g")); err == nil {
+		c.signal = n
 	}
 	c.Rows = make([]string, height)
 	for y := range height {
@@ -353,8 +353,8 @@ type settled struct {
 
 // settle polls the screen every poll until it and the cursor have been
 // unchanged for quiet since their last change (for idle, longer, while
-// nothing has changed since since), at most maxWait, or the program has
-// exited. prev is the screen before the action.
+// nothing has changed since the action), at most maxWait. prev is the
+// screen before the action.
 func (s *session) settle(ctx context.Context, prev Screen, quiet, idle, poll, maxWait time.Duration) (settled, error) {
 	start := time.Now()
 	var r settled
@@ -374,13 +374,12 @@ func (s *session) settle(ctx context.Context, prev Screen, quiet, idle, poll, ma
 			last, lastChange, changed = c.Screen, now, true
 		}
 		wait := idle
-		if changed {
+		if changed || c.dead {
+			// A dead pane may still show output read after the exit:
+			// wait for it to be quiet too.
 			wait = quiet
 		}
 		switch {
-		case c.dead:
-			r.settled = true
-			return r, nil
 		case now.Sub(lastChange) >= wait:
 			r.settled = true
 			return r, nil

@@ -69,15 +69,18 @@ func VimMode(s Screen) string {
 // column (cursor_row, cursor_col), the ruler's line and col when it shows,
 // the buffer's screen lines (rows before the first "~" row, when one shows),
 // lines and bytes from a write message ("notes.txt" 3L, 20B written) and the
-// bottom line.
+// bottom line without the ruler.
 func VimFacts(s Screen) map[string]any {
 	f := map[string]any{
 		"mode":       VimMode(s),
 		"cursor_row": strconv.Itoa(s.CursorY),
 		"cursor_col": strconv.Itoa(s.CursorX),
-		"bottom":     strings.TrimSpace(s.Bottom()),
 	}
 	b := s.Bottom()
+	f["bottom"] = strings.TrimSpace(b)
+	if m := vimRuler.FindStringSubmatchIndex(b); m != nil {
+		f["bottom"] = strings.TrimSpace(b[:m[0]])
+	}
 	if m := vimRuler.FindStringSubmatch(b); m != nil {
 		f["line"] = m[1]
 		col := m[2]
