@@ -26,6 +26,12 @@ type Config struct {
 	AdRate       float64 // the ad banner rotates (default 0.2)
 
 	Noise float64 // std of the encoder's per-observation jitter (default 0.05)
+
+	// Questions is how many questions of each kind an episode gets, each at
+	// its own random step (0 or 1: one of each kind, the page asked at the
+	// last step). More questions make the distortion of a calibration or
+	// evaluation set less noisy.
+	Questions int
 }
 
 // DefaultConfig is a small web-browsing world: on the order of one in six
@@ -35,7 +41,7 @@ func DefaultConfig() Config {
 		Episodes: 8, Steps: 20, Seed: 1, WorldSeed: 0x6d656d6f776d,
 		Shape: trajectory.DefaultShape, Pages: 12,
 		PageLoadRate: 0.15, IdleRate: 0.10, ClockRate: 0.6, AdRate: 0.2,
-		Noise: 0.05,
+		Noise: 0.05, Questions: 1,
 	}
 }
 
@@ -55,6 +61,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sim: pages %d must be in 2..1000", c.Pages)
 	case c.Noise < 0 || c.Noise > 10:
 		return fmt.Errorf("sim: noise %g must be in [0, 10]", c.Noise)
+	case c.Questions < 0 || c.Questions > 1000:
+		return fmt.Errorf("sim: questions %d per kind must be in 0..1000", c.Questions)
 	case c.PageLoadRate+c.IdleRate > 1:
 		return fmt.Errorf("sim: page-load rate %g + idle rate %g exceed 1", c.PageLoadRate, c.IdleRate)
 	}

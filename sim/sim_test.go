@@ -168,3 +168,40 @@ func TestWriteFileIdenticalBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestQuestionsPerKind: more questions per kind keep the episodes and the
+// first round of questions, and every question names a real step.
+func TestQuestionsPerKind(t *testing.T) {
+	one := DefaultConfig()
+	one.Episodes, one.Shape.Dim = 2, 16
+	many := one
+	many.Questions = 5
+	w1, err := New(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w5, err := New(many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		e1, q1, _ := w1.Episode(i)
+		e5, q5, _ := w5.Episode(i)
+		if !reflect.DeepEqual(e1, e5) {
+			t.Fatalf("episode %d changed with more questions", i)
+		}
+		if len(q5) < 3*len(q1) || !reflect.DeepEqual(q1, q5[:len(q1)]) {
+			t.Fatalf("episode %d: %d questions with 1 per kind, %d with 5; the first round differs or is missing", i, len(q1), len(q5))
+		}
+		for _, q := range q5 {
+			if q.Step < 0 || q.Step >= e5.Len() || q.Validate() != nil {
+				t.Fatalf("bad question %+v", q)
+			}
+		}
+	}
+	bad := one
+	bad.Questions = -1
+	if bad.Validate() == nil {
+		t.Fatal("negative questions accepted")
+	}
+}

@@ -79,7 +79,19 @@ func (w *World) questions(id int64, all []facts, rng *rand.Rand) []trajectory.Qu
 		qs = append(qs, trajectory.Question{Episode: id, Step: step, Kind: kind, Subject: subject,
 			Text: text, Answer: answer, Choices: choices})
 	}
+	for r := range max(w.cfg.Questions, 1) {
+		w.askAll(r, all, rng, pageNames, ask)
+	}
+	return qs
+}
+
+// askAll asks one question of each kind: round r = 0 asks about the page at
+// the last step, later rounds at a random step.
+func (w *World) askAll(r int, all []facts, rng *rand.Rand, pageNames []string, ask func(step int, kind, subject, text, answer string, choices []string)) {
 	last := len(all) - 1
+	if r > 0 {
+		last = rng.IntN(len(all))
+	}
 	ask(last, "page", "page", "Which page is open?", all[last].Page, pageNames)
 	const tries = 8
 	for try := 0; try < tries; try++ {
@@ -125,7 +137,6 @@ func (w *World) questions(id int64, all []facts, rng *rand.Rand) []trajectory.Qu
 		ask(t, "selected", "list:"+p.name, "Which list item is selected?", all[t].Selected, choices)
 		break
 	}
-	return qs
 }
 
 func (s *site) pageNamed(name string) *page {

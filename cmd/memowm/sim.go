@@ -25,6 +25,7 @@ func simFlags(fs interface {
 	fs.Float64Var(&cfg.ClockRate, "clock-rate", d.ClockRate, "probability that the clock ticks in a step")
 	fs.Float64Var(&cfg.AdRate, "ad-rate", d.AdRate, "probability that the ad banner rotates in a step")
 	fs.Float64Var(&cfg.Noise, "noise", d.Noise, "std of the encoder's per-observation jitter")
+	fs.IntVar(&cfg.Questions, "questions", d.Questions, "questions of each kind per episode, each at its own random step (more: less noisy distortion)")
 }
 
 func runSim(args []string, stdout, stderr io.Writer) error {
