@@ -205,8 +205,8 @@ func parseNetHackStatus1(r string, f map[string]any) {
 // nethackPolicy explores the dungeon: mostly walking or running, into
 // corridors, doors, items and staircases more than back where it came from,
 // searching, looking, picking up what it stands on, looking at the
-// inventory, kicking locked doors, resting when wounded, eating when
-// hungry, travelling to a visible down staircase
+// inventory, fighting monsters next to it, kicking locked doors, resting
+// when wounded (and no monster is next to it), eating when hungry, travelling to a visible down staircase
 // and going down stairs it stands on. It clears --More--, closes menus, answers yes/no questions
 // (never yes to leaving the dungeon, quitting or saving) and escapes other
 // prompts. It never quits or saves.
@@ -323,7 +323,14 @@ func (p *nethackPolicy) explore(s Screen) Action {
 		return Key(">")
 	case nhHere.MatchString(top) && p.chance(50):
 		return Key(",")
-	case nhWounded(s) && p.chance(50):
+	}
+	// A monster next to '@': fight it (walking into it attacks).
+	if d := nhMonsterNear(s, pos); d >= 0 && p.chance(85) {
+		p.dir = d
+		return Key(nhDirs[d])
+	}
+	switch {
+	case nhWounded(s) && nhMonsterNear(s, pos) < 0 && p.chance(50):
 		return Type("20s") // rest: search 20 turns (a monster interrupts)
 	case strings.Contains(s.Bottom(), "Hungry") && p.chance(30):
 		return Key("e")
@@ -390,6 +397,21 @@ func (p *nethackPolicy) walkDir(s Screen, pos [2]int) int {
 		p.dir = p.rng.IntN(len(nhDirs)) // nothing known is open: try anything
 	}
 	return p.dir
+}
+
+// nhMonsterNear returns the direction of a monster (a letter, '&', ':' or
+// ';') next to '@' at pos, the first in nhDirs order; -1 when none.
+func nhMonsterNear(s Screen, pos [2]int) int {
+	if pos[0] < 0 {
+		return -1
+	}
+	for i, d := range nhDelta {
+		c := charAt(s, pos[0]+d[0], pos[1]+d[1])
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '&' || c == ':' || c == ';' {
+			return i
+		}
+	}
+	return -1
 }
 
 // nhWounded reports whether the status line shows HP below a third of the
