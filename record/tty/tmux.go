@@ -379,8 +379,11 @@ func (s *session) settle(ctx context.Context, prev Screen, quiet, idle, poll, ma
 			// wait for it to be quiet too.
 			wait = quiet
 		}
+		// tmux marks a pane dead when its terminal closes, and learns the
+		// exit status a moment later, when the process is reaped.
+		exiting := c.dead && c.status < 0 && c.signal == 0
 		switch {
-		case now.Sub(lastChange) >= wait:
+		case now.Sub(lastChange) >= wait && !exiting:
 			r.settled = true
 			return r, nil
 		case now.Sub(start) >= maxWait:

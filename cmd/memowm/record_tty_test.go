@@ -1,0 +1,109 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memowm/memowm/recording"
+	"github.com/memowm/memowm/trajectory"
+)
+
+func needTmux(t *testing.T, program string) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed (apt-get install tmux)")
+	}
+	if _, err := exec.LookPath(program); err != nil {
+		t.Skipf("%s is not installed", program)
+	}
+}
+
+// TestRecordTTY records 20 steps of vim through tmux and checks the folder,
+// the trajectory and the printed statistics.
+func TestRecordTTY(t *testing.T) {
+	needTmux(t, "vim")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "vim.arrow")
+	code, stdout, stderr := memowm(t, "record", "tty", "--steps", "20", "--seed", "2", "--out", out, "--quiet", "--", "vim")
+	if code != 0 {
+		t.Fatalf("status %d\n%s%s", code, stdout, stderr)
+	}
+	if stderr != "" {
+		t.Errorf("--quiet printed %q", stderr)
+	}
+	for _, want := range []string{"recorded " + out + ".rec: 20 steps (all steps), profile vim",
+		"per-step time: mean ", "screen changes: ", "wrote " + out + ": 1 episode, 21 observations (20 transitions)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	rec, err := recording.Read(out + ".rec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Steps != 21 || rec.Meta.Kind != "tty" || rec.Meta.Width != 80 || rec.Meta.Height != 24 || rec.Meta.Seed != 2 ||
+		rec.Meta.Command != "memowm record tty --steps 20 --seed 2 --out "+out+" --quiet -- vim" {
+		t.Errorf("recording: %d screens, meta %+v", rec.Steps, rec.Meta)
+	}
+	if _, err := os.Stat(filepath.Join(out+".rec", recording.TimingFile)); err != nil {
+		t.Error(err)
+	}
+	sum, err := trajectory.Summarize(out)
+	if err != nil || sum.Episodes != 1 || sum.Observations != 21 {
+		t.Fatalf("trajectory: %+v, %v", sum, err)
+	}
+	// Recording again replaces the folder.
+	if code, stdout, stderr := memowm(t, "record", "tty", "--steps", "3", "--out", out, "--quiet", "--", "vim"); code != 0 || !strings.Contains(stdout, "3 steps") {
+		t.Fatalf("second recording: %d\n%s%s", code, stdout, stderr)
+	}
+	if rec, err := recording.Read(out + ".rec"); err != nil || rec.Steps != 4 {
+		t.Fatalf("replaced folder: %v", err)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}
+
+func TestRecordTTYErrors(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.arrow")
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"--out", out}, 2, "no program to record"},
+		{[]string{"--", "cat"}, 2, "--out FILE is required"},
+		{[]string{"--out", out, "--steps", "0", "--", "cat"}, 2, "--steps must be at least 1"},
+		{[]string{"--out", out, "--profile", "emacs", "--", "cat"}, 2, "unknown profile"},
+		{[]string{"--out", out, "--quiet", "--", "no-such-program-memowm"}, 1, `record tty: program "no-such-program-memowm" not found`},
+	} {
+		code, stdout, stderr := memowm(t, append([]string{"record", "tty"}, c.args...)...)
+		if code != c.code || !strings.Contains(stderr, c.msg) {
+			t.Errorf("%v: status %d, %q%q; want %d and %q", c.args, code, stdout, stderr, c.code, c.msg)
+		}
+	}
+	// A program that exits before the first step: an error, nothing written.
+	needTmux(t, "sh")
+	code, _, stderr := memowm(t, "record", "tty", "--steps", "5", "--out", out, "--quiet", "--", "sh", "-c", "echo oops; exit 4")
+	if code != 1 || !strings.Contains(stderr, "record tty: sh exited (status 4) at startup") || !strings.Contains(stderr, "oops") {
+		t.Errorf("early exit: %d %q", code, stderr)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+	// A --dir that is something else is not replaced.
+	other := filepath.Join(dir, "other")
+	os.MkdirAll(other, 0o755)
+	os.WriteFile(filepath.Join(other, "keep.txt"), []byte("x"), 0o644)
+	code, _, stderr = memowm(t, "record", "tty", "--steps", "2", "--out", out, "--dir", other, "--quiet", "--", "cat")
+	if code != 1 || !strings.Contains(stderr, "is not a recording folder") {
+		t.Errorf("foreign --dir: %d %q", code, stderr)
+	}
+}
