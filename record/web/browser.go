@@ -338,8 +338,7 @@ func (b *Browser) Act(a Action, site *Site) (act, settle time.Duration, err erro
 }
 
 // settle waits for the page to be still after an action: a main-frame load
-// that started (or starts within wait) has stopped, and the scroll
-// position and document state held for two animation frames.
+// that started (or starts within wait) has stopped, and then stillJS.
 func (b *Browser) settle(s0, d0 int, wait time.Duration) error {
 	deadline := time.Now().Add(b.timeout)
 	startBy := time.Now().Add(wait)
@@ -371,15 +370,20 @@ func (b *Browser) settle(s0, d0 int, wait time.Duration) error {
 	})
 }
 
-// stillJS resolves when the scroll position and document state held for
-// two animation frames in a row (at most about a second).
+// stillJS resolves when the scroll position, the document state and the
+// DOM held still for two animation frames in a row, or after 30 frames
+// (about half a second): a page that fills itself in by script, such as
+// Sphinx's search results, is captured when done or after that long.
 const stillJS = `new Promise(resolve => {
+  let mutations = 0;
+  const mo = new MutationObserver(ms => { mutations += ms.length; });
+  mo.observe(document, { subtree: true, childList: true, characterData: true, attributes: true });
   let last = "", same = 0, n = 0;
   const tick = () => {
-    const s = window.scrollX + "," + window.scrollY + "," + document.readyState;
+    const s = window.scrollX + "," + window.scrollY + "," + document.readyState + "," + mutations;
     same = s === last ? same + 1 : 0;
     last = s;
-    if (same >= 2 || ++n > 60) { resolve(n); return; }
+    if (same >= 2 || ++n > 30) { mo.disconnect(); resolve(n); return; }
     requestAnimationFrame(tick);
   };
   requestAnimationFrame(tick);

@@ -20,8 +20,9 @@
 // *recording.Writer), and measures per-step times and screen changes.
 //
 // A step is: the action (act), waiting until a load it started has stopped
-// and the scroll position held for two animation frames (settle), the
-// screenshot, and reading the page (facts). The accessibility tree is not
+// and the scroll position and the DOM held still for two animation frames,
+// at most about half a second (settle), the screenshot, and reading the
+// page (facts). The accessibility tree is not
 // read: it takes seconds on large pages.
 //
 // # Invariants

@@ -257,3 +257,50 @@ func TestConfigValidate(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestFixture reads the committed real recording of python3-doc
+// (testdata/README.md) and checks what the recorder promises of it.
+func TestFixture(t *testing.T) {
+	rec, err := recording.Read("testdata/python3-doc.rec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Steps != 151 || rec.Meta.Kind != "web" || rec.Meta.Width != 320 || rec.Meta.Height != 200 {
+		t.Fatalf("%d steps, %+v", rec.Steps, rec.Meta)
+	}
+	kinds := map[string]int{}
+	for _, a := range rec.Actions {
+		kinds[a.Type]++
+	}
+	for _, k := range []Kind{Click, Scroll, Type, PressEnter, Back, Goto} {
+		if kinds[string(k)] == 0 {
+			t.Errorf("no %s action: %v", k, kinds)
+		}
+	}
+	facts, err := os.ReadFile("testdata/python3-doc.rec/" + recording.FactsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(facts)), "\n")
+	if len(lines) != 151 {
+		t.Fatalf("%d facts lines", len(lines))
+	}
+	for i, l := range lines {
+		for _, k := range []string{`"url":"/`, `"title":`, `"focused":`, `"typed":`, `"heading":`, `"scroll":`, `"scroll_pct":`} {
+			if !strings.Contains(l, k) {
+				t.Fatalf("facts %d lack %s: %s", i, k, l)
+			}
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	out := filepath.Join(t.TempDir(), "f.arrow")
+	sum, err := recording.Import([]string{"testdata/python3-doc.rec"}, out, recording.ImportOptions{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Observations != 151 || sum.Questions == 0 {
+		t.Errorf("import: %+v", sum)
+	}
+}
