@@ -162,6 +162,8 @@ func Record(ctx context.Context, cfg Config, sink Sink) (res *Result, err error)
 		for i, a := range l.args {
 			if a == "-u" && i+1 < len(l.args) {
 				res.Player = l.args[i+1]
+			} else if p, ok := strings.CutPrefix(a, "-u"); ok && p != "" {
+				res.Player = p
 			}
 		}
 	}
@@ -218,6 +220,7 @@ func Record(ctx context.Context, cfg Config, sink Sink) (res *Result, err error)
 		if err := a.Check(); err != nil {
 			return res, fmt.Errorf("record tty: policy %s at step %d: %w", prof.name, step, err)
 		}
+		tChosen := time.Now()
 		if err := sess.send(ctx, a); err != nil {
 			return res, interrupted(err, step)
 		}
@@ -229,7 +232,7 @@ func Record(ctx context.Context, cfg Config, sink Sink) (res *Result, err error)
 		tDone := time.Now()
 		cells, rows := Changes(prev, st.Screen, cfg.Width)
 		tm := StepTiming{
-			Send:         tSent.Sub(ts),
+			Send:         tSent.Sub(tChosen),
 			Capture:      st.captureTime,
 			Settle:       tDone.Sub(tSent) - st.captureTime,
 			Polls:        st.polls,

@@ -3,7 +3,6 @@ package tty
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -432,14 +431,12 @@ func waitExit(pid int, d time.Duration) bool {
 	}
 }
 
-// alive reports whether pid is a running (not zombie) process.
+// alive reports whether pid is a running process, not a zombie (a game
+// whose tmux server went is nobody's child, and may stay a zombie). Without
+// /proc it reports false.
 func alive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return false
-		}
-		// No /proc: assume it went.
 		return false
 	}
 	// pid (comm) state ...; comm may hold spaces and parentheses.
