@@ -177,13 +177,14 @@ func printEvaluation(w io.Writer, title string, ev reader.Evaluation) {
 
 func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	fs, sf := newStage("risk", "Measures the error lookup g(H) (entropy bins of 0.25 bit, under the\n"+
-		"full-history reference policy) and the task impact V_j (single-coordinate\n"+
-		"counterfactuals read by the bundle's reader) on calibration trajectories, and\n"+
-		"stores them in the bundle's risk policy with lambda 0 (lossless until the\n"+
+		"full-history reference policy) and the task impact V_j (by default from\n"+
+		"closed-loop omission of each slot, read by the bundle's reader; --impact mean\n"+
+		"for the paper's single-coordinate counterfactuals) on calibration trajectories,\n"+
+		"and stores them in the bundle's risk policy with lambda 0 (lossless until the\n"+
 		"lambda stage).", stdout)
 	minCount := fs.Uint64("min-count", 200, "predictions a bin needs to use its own error rate")
 	prior := fs.Float64("impact-prior", 1, "pseudo-errors at the mean impact added to every coordinate's V_j (0: the plain mean over errors)")
-	signMode := fs.String("impact", "mean", "V_j from single-coordinate counterfactuals: the mean change in answer bits (mean, the paper's) or its mean magnitude (abs);\nor from closed-loop slot omission (loop): each slot's coordinates omitted at every step of the first --loop-episodes episodes")
+	signMode := fs.String("impact", "loop", "V_j from closed-loop slot omission (loop): each slot's coordinates omitted at every step of the\nfirst --loop-episodes episodes, the mean |change| in answer bits spread over the slot's expected wrong modes;\nor from single-coordinate counterfactuals: their mean change (mean, the paper's) or mean magnitude (abs)")
 	loopEps := fs.Int("loop-episodes", 0, "episodes of --in for --impact loop (0: all)")
 	check := fs.String("check", "", "held-out trajectories: compare the damage of the lowest-V_j coordinates with random sets of the same size")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
@@ -222,39 +223,42 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	last := time.Now()
-	im, err := risk.Impact(b.OPQ, b.Reader, items, func(done, total int) {
-		if !*sf.quiet && (done == total || time.Since(last) > 5*time.Second) {
-			last = time.Now()
-			fmt.Fprintf(stderr, "fit risk: counterfactuals of %d/%d questions (%.1f s)\n", done, total, time.Since(start).Seconds())
-		}
-	})
-	if err != nil {
-		return err
-	}
 	if *prior < 0 {
 		return usagef("--impact-prior %g must not be negative", *prior)
 	}
+	var v []float64
+	var what string
 	switch *signMode {
-	case "mean":
-	case "abs":
-		im = im.Abs()
 	case "loop":
-	default:
-		return usagef("--impact %q: want mean, abs or loop", *signMode)
-	}
-	v := im.Shrunk(*prior)
-	if *signMode == "loop" {
 		if v, err = loopImpacts(b, p, cal, data, *loopEps, *batch, *sf.quiet, stdout, stderr); err != nil {
 			return err
 		}
+		what = fmt.Sprintf("%d questions, %d closed-loop slot omissions", len(data.qs), len(v)/b.OPQ.Subspaces())
+	case "mean", "abs":
+		last := time.Now()
+		im, err := risk.Impact(b.OPQ, b.Reader, items, func(done, total int) {
+			if !*sf.quiet && (done == total || time.Since(last) > 5*time.Second) {
+				last = time.Now()
+				fmt.Fprintf(stderr, "fit risk: counterfactuals of %d/%d questions (%.1f s)\n", done, total, time.Since(start).Seconds())
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if *signMode == "abs" {
+			im = im.Abs()
+		}
+		v = im.Shrunk(*prior)
+		what = fmt.Sprintf("%d questions with %d counterfactual states", len(items), sum(im.NErr))
+	default:
+		return usagef("--impact %q: want loop, mean or abs", *signMode)
 	}
 	b.Policy = risk.Policy(cal, *minCount, v)
 	if err := b.Save(*sf.out); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "risk: %d episodes, %d questions with %d counterfactual states, in %.1f s; reference error rate %.4f\n",
-		len(data.eps), len(items), sum(im.NErr), time.Since(start).Seconds(), cal.ErrorRate())
+	fmt.Fprintf(stdout, "risk: %d episodes, %s, in %.1f s; reference error rate %.4f\n",
+		len(data.eps), what, time.Since(start).Seconds(), cal.ErrorRate())
 	printRiskPolicy(stdout, b.Policy, cal)
 	if *check != "" {
 		if err := checkImpact(stdout, b, p, *check, v, *batch); err != nil {
