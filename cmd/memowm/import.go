@@ -1,8 +1,12 @@
 package main
 
 import (
+	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -21,7 +25,7 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 			"is written; on error nothing is written. Users with their own encoder write\n"+
 			"states into a trajectory file directly instead.", stdout)
 	out := fs.String("out", "", "output trajectory file (required)")
-	seed := fs.Uint64("seed", 1, "seed of the question steps and choices")
+	seed := fs.Uint64("seed", 1, "seed of the question steps and choices (default: the seed in the first folder's\nrecording.json, as its recorder used, else 1)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	dirs, err := parse(fs, args)
 	if err != nil {
@@ -35,6 +39,11 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	}
 	if _, err := trajectory.FormatOf(*out); err != nil {
 		return usagef("%v", err)
+	}
+	seedSet := false
+	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
+	if !seedSet {
+		*seed = recordedSeed(dirs[0], *seed)
 	}
 	opt := recording.ImportOptions{Seed: *seed}
 	if !*quiet {
@@ -72,6 +81,21 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "encoded %d screens in %s (%.0f screens/s); import took %s\n",
 		sum.Observations, importDur(sum.Encode), sum.ScreensPerSecond(), importDur(sum.Elapsed))
 	return nil
+}
+
+// recordedSeed is the seed a recorder wrote into dir's recording.json, or
+// def when there is none (the import then reports any problem with the
+// folder itself).
+func recordedSeed(dir string, def uint64) uint64 {
+	b, err := os.ReadFile(filepath.Join(dir, "recording.json"))
+	if err != nil {
+		return def
+	}
+	var m recording.Meta
+	if json.Unmarshal(b, &m) != nil || m.Seed == 0 {
+		return def
+	}
+	return m.Seed
 }
 
 // importDur rounds d for printing: milliseconds below a second.

@@ -79,3 +79,34 @@ func TestImportCLIErrors(t *testing.T) {
 		t.Errorf("help: %d\n%s", code, stdout)
 	}
 }
+
+// TestImportRecordedSeed: without --seed, import draws the questions with the
+// seed its recorder wrote into recording.json, so importing a recorder's
+// folder gives the recorder's questions too; --seed overrides it.
+func TestImportRecordedSeed(t *testing.T) {
+	const rec = "../../record/tty/testdata/vim-100" // recorded with --seed 7
+	dir := t.TempDir()
+	def, seven, one := filepath.Join(dir, "def.arrow"), filepath.Join(dir, "seven.arrow"), filepath.Join(dir, "one.arrow")
+	for _, c := range [][]string{
+		{"import", "--quiet", "--out", def, rec},
+		{"import", "--quiet", "--seed", "7", "--out", seven, rec},
+		{"import", "--quiet", "--seed", "1", "--out", one, rec},
+	} {
+		if code, _, stderr := memowm(t, c...); code != 0 {
+			t.Fatalf("%v: %s", c, stderr)
+		}
+	}
+	q := func(p string) string {
+		b, err := os.ReadFile(trajectory.QuestionsPath(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if q(def) != q(seven) {
+		t.Error("the default seed is not the recorded one")
+	}
+	if q(def) == q(one) {
+		t.Error("--seed 1 gave the recorded seed's questions")
+	}
+}
