@@ -350,6 +350,10 @@ type settled struct {
 	captureTime time.Duration // the last capture's duration
 }
 
+// exitGrace is how long settle keeps polling past its cap for the exit
+// status of a program whose pane is already dead.
+const exitGrace = 5 * time.Second
+
 // settle polls the screen every poll until it and the cursor have been
 // unchanged for quiet since their last change (for idle, longer, while
 // nothing has changed since the action), at most maxWait. prev is the
@@ -385,7 +389,9 @@ func (s *session) settle(ctx context.Context, prev Screen, quiet, idle, poll, ma
 		case now.Sub(lastChange) >= wait && !exiting:
 			r.settled = true
 			return r, nil
-		case now.Sub(start) >= maxWait:
+		case now.Sub(start) >= maxWait && !(exiting && now.Sub(start) < maxWait+exitGrace):
+			// Past the cap; an exit status still unknown gets exitGrace
+			// more (a loaded machine can be slow to reap the program).
 			return r, nil
 		}
 		select {
