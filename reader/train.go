@@ -212,7 +212,11 @@ func initProbe(a Arch, seed uint64, states [][]float32, tr []int) *Probe {
 		sq[j] = max(sq[j]/n-mean[j]*mean[j], 0)
 		totVar += sq[j]
 	}
-	floor := 1e-3 * math.Sqrt(totVar/float64(sd))
+	// The floor keeps channels that barely vary in training (a screen
+	// region that never changes) from being scaled up a thousandfold: at
+	// 1e-3 of the RMS std, a recorded NetHack screen's rare changes gave
+	// logits in the thousands and answers costing thousands of bits.
+	floor := 0.1 * math.Sqrt(totVar/float64(sd))
 	if floor == 0 {
 		floor = 1
 	}
