@@ -308,6 +308,9 @@ func FuzzDecode(f *testing.F) {
 	data, _ := os.ReadFile(path)
 	f.Add(data)
 	f.Add(data[:100])
+	rpath, _ := encodeFileWith(f, b, p, keep, Options{SlotRepeat: true}, repeating(small, p.Config().Subspaces))
+	rdata, _ := os.ReadFile(rpath)
+	f.Add(rdata)
 	f.Fuzz(func(t *testing.T, d []byte) {
 		r, err := OpenReaderAt(bytes.NewReader(d), int64(len(d)), "fuzz")
 		if err != nil {

@@ -34,6 +34,9 @@ type SimOptions struct {
 	// TeacherForced predicts from the true history instead of the
 	// reconstructed one.
 	TeacherForced bool
+	// SlotRepeat codes a repeat flag per slot before each state, as a
+	// memory file written with Options.SlotRepeat does.
+	SlotRepeat bool
 }
 
 // encodeBatch runs the closed loop over eps as one predictor batch and
@@ -48,6 +51,7 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 	loops := make([]*loop, len(eps))
 	encs := make([]*entropy.Encoder, len(eps))
 	acts := make([]*actionCoder, len(eps))
+	reps := make([]*repeatCoder, len(eps))
 	out := make([]encoded, len(eps))
 	maxObs := 0
 	for i, ep := range eps {
@@ -57,6 +61,9 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 		}
 		encs[i] = entropy.NewEncoder(nil)
 		acts[i] = newActionCoder()
+		if h.SlotRepeat {
+			reps[i] = newRepeatCoder(h.Slots, h.Subspaces)
+		}
 		out[i].stats = EpisodeStats{ID: ep.ID, Observations: len(ep.Codes)}
 		out[i].stateQ16 = uint64(J*bits) << 16
 		maxObs = max(maxObs, len(ep.Codes))
@@ -92,7 +99,28 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 			k++
 			z := ep.Codes[t]
 			rec := make([]uint8, J)
+			var repeated []bool // per slot, with SlotRepeat
+			if rp := reps[i]; rp != nil {
+				prev := loops[i].recon[t-1]
+				repeated = make([]bool, h.Slots)
+				for sl := range repeated {
+					repeated[sl] = rp.same(z, prev, sl)
+					cost, err := rp.encode(encs[i], sl, repeated[sl])
+					if err != nil {
+						return nil, fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
+					}
+					out[i].stateQ16 += uint64(cost)
+					if repeated[sl] {
+						copy(rec[sl*h.Subspaces:(sl+1)*h.Subspaces], prev[sl*h.Subspaces:])
+					}
+				}
+			}
 			for j := 0; j < J; j++ {
+				if repeated != nil && repeated[j/h.Subspaces] {
+					out[i].stats.Kept++
+					out[i].stats.Repeated++
+					continue
+				}
 				if !keep.Keep(j, pr.Entropy[j]) {
 					rec[j] = pr.Mode[j]
 					if opt.FillPrevious {
@@ -158,7 +186,8 @@ func Simulate(p worldmodel.Predictor, keep Keeper, eps []*trajectory.Episode) ([
 // SimulateWith is Simulate with the loop changed by opt.
 func SimulateWith(p worldmodel.Predictor, keep Keeper, eps []*trajectory.Episode, opt SimOptions) ([]EpisodeStats, error) {
 	cfg := p.Config()
-	h := &Header{Profile: p.Profile(), Precision: p.Precision(), Slots: cfg.Slots, Subspaces: cfg.Subspaces, Codewords: cfg.Codewords}
+	h := &Header{Profile: p.Profile(), Precision: p.Precision(), Slots: cfg.Slots, Subspaces: cfg.Subspaces, Codewords: cfg.Codewords,
+		SlotRepeat: opt.SlotRepeat}
 	enc, err := encodeBatch(p, h, keep, eps, true, opt)
 	if err != nil {
 		return nil, err

@@ -49,7 +49,13 @@ type Header struct {
 	Subspaces int
 	Codewords int
 	Policy    model.Policy // the retention policy the writer used
+	// SlotRepeat: every predicted state starts with one repeat flag per
+	// slot (see repeatCoder). Stored as bit 16 of the policy kind field.
+	SlotRepeat bool
 }
+
+// flagSlotRepeat is Header.SlotRepeat's bit in the stored policy kind.
+const flagSlotRepeat = 1 << 16
 
 // Coords is the number of coordinates per state.
 func (h *Header) Coords() int { return h.Slots * h.Subspaces }
@@ -81,6 +87,9 @@ func (h *Header) marshal() []byte {
 		b = binary.LittleEndian.AppendUint32(b, uint32(v))
 	}
 	kind, param := policyCode(h.Policy)
+	if h.SlotRepeat {
+		kind |= flagSlotRepeat
+	}
 	b = binary.LittleEndian.AppendUint32(b, kind)
 	b = binary.LittleEndian.AppendUint64(b, param)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
@@ -110,7 +119,12 @@ func parseHeader(b []byte) (*Header, error) {
 	h.Profile = string(prof[:n])
 	u := func(i int) uint32 { return binary.LittleEndian.Uint32(b[60+4*i:]) }
 	h.Precision, h.Slots, h.Subspaces, h.Codewords = uint(u(0)), int(u(1)), int(u(2)), int(u(3))
-	switch kind, param := u(4), binary.LittleEndian.Uint64(b[60+20:]); kind {
+	kind, param := u(4), binary.LittleEndian.Uint64(b[60+20:])
+	if flags := kind &^ 0xffff; flags&^flagSlotRepeat != 0 {
+		return nil, fmt.Errorf("%w: unknown coding flags %#x", ErrFormat, flags)
+	}
+	h.SlotRepeat = kind&flagSlotRepeat != 0
+	switch kind &= 0xffff; kind {
 	case 0:
 		h.Policy = model.Policy{Kind: model.KeepAll}
 		if param != 0 {

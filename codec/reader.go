@@ -211,6 +211,7 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 	loops := make([]*loop, n)
 	decs := make([]*entropy.Decoder, n)
 	acts := make([]*actionCoder, n)
+	reps := make([]*repeatCoder, n)
 	crcs := make([]uint32, n)
 	obs := make([]int, n)
 	maxObs := 0
@@ -227,6 +228,9 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 		}
 		loops[k] = &loop{recon: [][]uint8{z0}}
 		acts[k] = newActionCoder()
+		if h.SlotRepeat {
+			reps[k] = newRepeatCoder(h.Slots, h.Subspaces)
+		}
 		crcs[k] = crc
 		obs[k] = int(r.index[i].Observations)
 		maxObs = max(maxObs, obs[k])
@@ -260,7 +264,23 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 			pr := &preds[m]
 			m++
 			rec := make([]uint8, J)
+			var repeated []bool
+			if rp := reps[k]; rp != nil {
+				prev := loops[k].recon[t-1]
+				repeated = make([]bool, h.Slots)
+				for sl := range repeated {
+					if repeated[sl], err = rp.decode(decs[k], sl); err != nil {
+						return nil, r.epErr(which[k], fmt.Errorf("%w: step %d slot %d repeat flag: %w", ErrFormat, t, sl, err))
+					}
+					if repeated[sl] {
+						copy(rec[sl*h.Subspaces:(sl+1)*h.Subspaces], prev[sl*h.Subspaces:])
+					}
+				}
+			}
 			for j := 0; j < J; j++ {
+				if repeated != nil && repeated[j/h.Subspaces] {
+					continue
+				}
 				if !h.Policy.Keep(j, pr.Entropy[j]) {
 					rec[j] = pr.Mode[j]
 					continue

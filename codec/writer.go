@@ -37,6 +37,21 @@ type Writer struct {
 // predictor p (which must run b's world model) and the retention policy.
 // Nothing appears under path until Close succeeds.
 func Create(path string, b *model.Bundle, p worldmodel.Predictor, policy model.Policy) (*Writer, error) {
+	return CreateWith(path, b, p, policy, Options{})
+}
+
+// Options are coding choices a memory file records in its header.
+type Options struct {
+	// SlotRepeat codes one repeat flag per slot before each predicted state
+	// (default off): a slot whose codes all equal the previous
+	// reconstructed state's is copied without consulting the model. It
+	// pays on recorded screens, where most regions repeat; on the sim world
+	// (encoder jitter changes codes every step) it costs a little.
+	SlotRepeat bool
+}
+
+// CreateWith is Create with coding options.
+func CreateWith(path string, b *model.Bundle, p worldmodel.Predictor, policy model.Policy, opt Options) (*Writer, error) {
 	if err := policy.Validate(); err != nil {
 		return nil, err
 	}
@@ -47,6 +62,7 @@ func Create(path string, b *model.Bundle, p worldmodel.Predictor, policy model.P
 		return nil, fmt.Errorf("codec: the bundle has no identity yet (read or save it first)")
 	}
 	hdr := headerFor(b, policy)
+	hdr.SlotRepeat = opt.SlotRepeat
 	if err := checkPredictor(p, hdr); err != nil {
 		return nil, err
 	}
@@ -76,6 +92,7 @@ type EpisodeStats struct {
 	Payload      int64   `json:"payload"`     // physical: packed z_0 and the coder stream, in bytes
 	Omitted      uint64  `json:"omitted"`     // coordinates filled instead of stored
 	Recovered    uint64  `json:"recovered"`   // omitted coordinates whose fill equals the true code
+	Repeated     uint64  `json:"repeated"`    // kept coordinates copied by a slot repeat flag (SlotRepeat)
 
 	Recon [][]uint8 `json:"-"` // z~_0..z~_T, with Writer.KeepRecon
 }
