@@ -28,7 +28,8 @@ type Row struct {
 	RatioFixedWidth  float64  `json:"ratio_to_fixed_width"`
 	Note             string   `json:"note,omitempty"`
 
-	recon map[int64][][]uint8 // memory rows: the reconstruction by episode
+	recon    map[int64][][]uint8 // memory rows: the reconstruction by episode
+	repeated float64             // memory rows: share of predicted coordinates copied by a repeat flag
 }
 
 // Report is a bench run.
@@ -78,7 +79,7 @@ func Run(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, opt
 	// The memory-file rows come first: they give the action cost every row
 	// is charged.
 	progress("wm-all-send")
-	all, err := memoryRow(b, p, eps, model.Policy{Kind: model.KeepAll}, opt)
+	all, err := memoryRow(b, p, eps, model.Policy{Kind: model.KeepAll}, codec.Options{}, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -109,8 +110,17 @@ func Run(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, opt
 	r.Methods = append(r.Methods, o)
 
 	r.Methods = append(r.Methods, all)
+	progress("wm-repeat")
+	rep, err := memoryRow(b, p, eps, model.Policy{Kind: model.KeepAll}, codec.Options{SlotRepeat: true}, opt)
+	if err != nil {
+		return nil, err
+	}
+	rep.Name = "wm-repeat"
+	rep.DeltaNLLBits = &zero
+	rep.Note = fmt.Sprintf("lossless with slot repeat flags: %.1f%% of the predicted coordinates copied by a flag", 100*rep.repeated)
+	r.Methods = append(r.Methods, rep)
 	progress("wm-gated")
-	gated, err := memoryRow(b, p, eps, b.Policy, opt)
+	gated, err := memoryRow(b, p, eps, b.Policy, codec.Options{}, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +153,7 @@ func Run(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, opt
 
 // memoryRow writes a memory file with policy, decodes it back and checks
 // the reconstruction.
-func memoryRow(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, policy model.Policy, opt Options) (Row, error) {
+func memoryRow(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, policy model.Policy, copt codec.Options, opt Options) (Row, error) {
 	dir := opt.Dir
 	if dir == "" {
 		dir = os.TempDir()
@@ -156,7 +166,7 @@ func memoryRow(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episod
 	f.Close()
 	defer os.Remove(path)
 	start := time.Now()
-	w, err := codec.Create(path, b, p, policy)
+	w, err := codec.CreateWith(path, b, p, policy, copt)
 	if err != nil {
 		return Row{}, err
 	}
@@ -209,12 +219,13 @@ func memoryRow(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episod
 	}
 	decT := time.Since(start)
 	var state, action float64
-	var kept, coords uint64
+	var kept, coords, repeated uint64
 	nobs := 0
 	for _, s := range stats {
 		state += s.StateBits
 		action += s.ActionBits
 		kept += s.Kept
+		repeated += s.Repeated
 		coords += s.Coords
 		nobs += s.Observations
 	}
@@ -225,6 +236,7 @@ func memoryRow(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episod
 	}
 	if coords > 0 {
 		row.KeptFraction = float64(kept) / float64(coords)
+		row.repeated = float64(repeated) / float64(coords)
 	}
 	row.recon = map[int64][][]uint8{}
 	for _, st := range stats {

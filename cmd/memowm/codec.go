@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/memowm/memowm/calib"
 	"github.com/memowm/memowm/codec"
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/opq"
@@ -117,6 +118,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "memory file to write (required)")
 	lambda := fs.Float64("lambda", math.NaN(), "retention lambda; 0 keeps every coordinate (lossless). Default: the bundle's policy")
 	minH := fs.Float64("min-entropy", 0, "omit coordinates whose predictive entropy is below this many bits (the Uncertainty baseline; 0: off)")
+	slotRepeat := fs.Bool("slot-repeat", false, "code one repeat flag per slot before each state: a slot equal to the previous\nreconstruction is copied without the model (pays on recorded screens)")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	asJSON := fs.Bool("json", false, "print the accounting as JSON")
@@ -147,8 +149,12 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 		policy = model.Policy{Kind: model.MinEntropy, MinEntropyQ16: uint32(math.Round(*minH * 65536))}
 	case *lambda == 0:
 		policy = model.Policy{Kind: model.KeepAll}
+	case !math.IsNaN(*lambda) && (*lambda < 0 || *lambda > 1<<20):
+		return usagef("--lambda %g must be in [0, 1048576]", *lambda)
+	case !math.IsNaN(*lambda) && b.Policy.Kind != model.Risk:
+		return usagef("--lambda %g needs a bundle with a risk policy: run 'memowm fit --stage risk' first (--lambda 0 and --min-entropy work with any bundle)", *lambda)
 	case !math.IsNaN(*lambda):
-		return usagef("--lambda %g needs a calibrated risk policy, which this release cannot fit yet; --lambda 0 (lossless) and --min-entropy work", *lambda)
+		policy = b.Policy.WithLambda(calib.Q32(*lambda))
 	}
 	r, err := trajectory.Open(*in)
 	if err != nil {
@@ -159,7 +165,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	if meta.Content == trajectory.States && meta.Shape != b.OPQ.Shape() {
 		return fmt.Errorf("%s holds %v states, but the bundle's quantizer takes %v", *in, meta.Shape, b.OPQ.Shape())
 	}
-	w, err := codec.Create(*out, b, p, policy)
+	w, err := codec.CreateWith(*out, b, p, policy, codec.Options{SlotRepeat: *slotRepeat})
 	if err != nil {
 		return err
 	}
@@ -503,13 +509,18 @@ func inspectMemory(path string, asJSON bool, stdout io.Writer) error {
 		return e.Encode(map[string]any{
 			"path": path, "kind": "memory", "version": codec.Version, "bundle_sha256": fmt.Sprintf("%x", h.Bundle),
 			"profile": h.Profile, "precision": h.Precision, "slots": h.Slots, "subspaces": h.Subspaces, "codewords": h.Codewords,
-			"accounting": a, "episodes": eps,
+			"slot_repeat": h.SlotRepeat,
+			"accounting":  a, "episodes": eps,
 		})
 	}
 	fmt.Fprintf(stdout, "file          %s (memory file, format %d, %s)\n", path, codec.Version, humanBytes(r.Size()))
 	fmt.Fprintf(stdout, "bundle        sha256 %x\n", h.Bundle)
-	fmt.Fprintf(stdout, "coding        profile %s, precision %d, %d coordinates of %d codewords, policy %s\n",
-		h.Profile, h.Precision, J, h.Codewords, a.Policy)
+	rep := ""
+	if h.SlotRepeat {
+		rep = ", slot repeat flags"
+	}
+	fmt.Fprintf(stdout, "coding        profile %s, precision %d, %d coordinates of %d codewords, policy %s%s\n",
+		h.Profile, h.Precision, J, h.Codewords, a.Policy, rep)
 	printAccounting(stdout, a)
 	return nil
 }

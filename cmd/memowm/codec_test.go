@@ -118,6 +118,24 @@ func TestEncodeDecodeSeparateProcesses(t *testing.T) {
 	if code, out, _ := memowm(t, "inspect", bundle); code != 0 || !strings.Contains(out, "model bundle") {
 		t.Fatalf("inspect bundle: %s", out)
 	}
+	// With slot repeat flags: decoded in another process, equal to the input.
+	rmem, rdec := filepath.Join(dir, "r.mwm"), filepath.Join(dir, "r.arrow")
+	if code, out, errs := memowm(t, "encode", "--model", bundle, "--in", traj, "--out", rmem, "--lambda", "0", "--slot-repeat", "--quiet"); code != 0 {
+		t.Fatalf("encode --slot-repeat: %s%s", out, errs)
+	}
+	if out, err := child(t, "2", "decode", "--model", bundle, "--in", rmem, "--out", rdec).CombinedOutput(); err != nil {
+		t.Fatalf("decode --slot-repeat file: %v\n%s", err, out)
+	}
+	for i, ep := range readCodes(t, rdec) {
+		for k := range ep.Codes {
+			if !bytes.Equal(want[i].Codes[k], ep.Codes[k]) {
+				t.Fatalf("slot repeat: episode %d step %d differs from the quantized input", i, k)
+			}
+		}
+	}
+	if code, out, _ := memowm(t, "inspect", rmem); code != 0 || !strings.Contains(out, "slot repeat flags") {
+		t.Fatalf("inspect: %s", out)
+	}
 }
 
 func TestCodecErrors(t *testing.T) {
@@ -146,7 +164,7 @@ func TestCodecErrors(t *testing.T) {
 		{[]string{"verify", "--model", b1, damaged}, 1, "section checksum mismatch"},
 		{[]string{"decode", "--model", b1, "--in", mem, "--out", filepath.Join(dir, "x.arrow"), "--episode", "77"}, 1, "has no episode 77"},
 		{[]string{"decode", "--model", b1, "--in", mem, "--out", filepath.Join(dir, "x.arrow"), "--what", "pixels"}, 2, "want codes or states"},
-		{[]string{"encode", "--model", b1, "--in", traj, "--out", filepath.Join(dir, "y.mwm"), "--lambda", "0.5"}, 2, "needs a calibrated risk policy"},
+		{[]string{"encode", "--model", b1, "--in", traj, "--out", filepath.Join(dir, "y.mwm"), "--lambda", "0.5"}, 2, "needs a bundle with a risk policy"},
 		{[]string{"encode", "--model", b1, "--in", traj, "--out", filepath.Join(dir, "y.mwm"), "--lambda", "0", "--min-entropy", "1"}, 2, "give one"},
 		{[]string{"encode", "--in", traj, "--out", filepath.Join(dir, "y.mwm")}, 2, "--model BUNDLE is required"},
 		{[]string{"encode", "--model", mem, "--in", traj, "--out", filepath.Join(dir, "y.mwm")}, 1, "not a valid model bundle"},
