@@ -45,8 +45,9 @@ type Options struct {
 	// SlotRepeat codes one repeat flag per slot before each predicted state
 	// (default off): a slot whose codes all equal the previous
 	// reconstructed state's is copied without consulting the model. It
-	// pays on recorded screens, where most regions repeat; on the sim world
-	// (encoder jitter changes codes every step) it costs a little.
+	// pays on recorded screens, where most regions repeat (NetHack: 0.57x
+	// the rate without), and a little on the sim world, whose encoder
+	// jitter changes most codes every step.
 	SlotRepeat bool
 }
 
