@@ -39,4 +39,9 @@
 //   - A memory file names the bundle it was written with; Open refuses any
 //     other bundle, naming both hashes.
 //   - Decoders never panic on input.
+//   - With Header.SlotRepeat (bit 16 of the stored policy kind; any other
+//     flag bit is refused) every predicted state starts with one adaptive
+//     binary flag per slot; a flagged slot equals the previous
+//     reconstruction exactly and counts as kept (EpisodeStats.Repeated).
+//     Files without the bit are read exactly as before.
 package codec
