@@ -110,7 +110,7 @@ type Result struct {
 	Player     string        // NetHack's player name, "" for other profiles
 	Steps      int           // actions recorded
 	Exited     bool          // the program exited (the episode ended there)
-	ExitStatus int           // its exit status when Exited, -1 when killed by a signal
+	ExitStatus int           // its exit status when Exited; -1 when killed by a signal or when tmux never reported it
 	ExitSignal int           // the signal that killed it, 0 for none
 	Startup    time.Duration // until the first screen settled
 	Timings    []StepTiming  // one per step
@@ -266,14 +266,18 @@ func Record(ctx context.Context, cfg Config, sink Sink) (res *Result, err error)
 	return res, nil
 }
 
-// ExitString says how the program ended: "exited (status 0)" or "was
-// killed by signal 9"; "" when it did not.
+// ExitString says how the program ended: "exited (status 0)", "exited
+// (status unknown)" or "was killed by signal 9"; "" when it did not.
 func (r *Result) ExitString() string {
 	switch {
 	case !r.Exited:
 		return ""
 	case r.ExitSignal != 0:
 		return fmt.Sprintf("was killed by signal %d", r.ExitSignal)
+	case r.ExitStatus < 0:
+		// tmux marked the pane dead but never reported a status (seen
+		// on a loaded machine with a program that exits at once).
+		return "exited (status unknown)"
 	}
 	return fmt.Sprintf("exited (status %d)", r.ExitStatus)
 }

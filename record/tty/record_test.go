@@ -117,7 +117,10 @@ func TestRecordExit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Exited || res.ExitStatus != 7 || res.Steps >= 50 {
+	// tmux can mark the pane dead without ever reporting the status
+	// (seen on a loaded CI machine): "unknown" is an honest answer, a wrong
+	// status is not.
+	if !res.Exited || (res.ExitStatus != 7 && res.ExitString() != "exited (status unknown)") || res.Steps >= 50 {
 		t.Fatalf("exited %v status %d after %d steps", res.Exited, res.ExitStatus, res.Steps)
 	}
 	if len(m.screens) != res.Steps+1 || len(m.actions) != res.Steps {

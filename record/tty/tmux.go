@@ -352,7 +352,7 @@ type settled struct {
 
 // exitGrace is how long settle keeps polling past its cap for the exit
 // status of a program whose pane is already dead.
-const exitGrace = 5 * time.Second
+const exitGrace = 2 * time.Second
 
 // settle polls the screen every poll until it and the cursor have been
 // unchanged for quiet since their last change (for idle, longer, while
