@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -73,7 +71,7 @@ func runRecordTTY(args []string, stdout, stderr io.Writer) error {
 	if *dir == "" {
 		*dir = *out + ".rec"
 	}
-	if err := checkRecDir(*dir); err != nil {
+	if err := checkRecDir("record tty", *dir); err != nil {
 		return err
 	}
 	if !*quiet {
@@ -86,8 +84,7 @@ func runRecordTTY(args []string, stdout, stderr io.Writer) error {
 	}
 
 	// The folder is written under a temporary name and renamed when done.
-	tmp := fmt.Sprintf("%s.tmp-%d", strings.TrimRight(*dir, "/"), os.Getpid())
-	os.RemoveAll(tmp)
+	tmp := recTempDir(*dir)
 	w, err := recording.NewWriter(tmp, recording.Meta{
 		Kind: "tty", Screen: recording.ScreenText, Width: 80, Height: 24,
 		Command: "memowm record tty " + strings.Join(args, " "), Seed: *seed,
@@ -106,7 +103,7 @@ func runRecordTTY(args []string, stdout, stderr io.Writer) error {
 		err = w.Close()
 	}
 	if err == nil {
-		err = replaceDir(tmp, *dir)
+		err = replaceRecDir("record tty", tmp, *dir)
 	}
 	if err != nil {
 		w.Abort()
@@ -136,27 +133,11 @@ func runRecordTTY(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, l)
 	}
 
-	opt := recording.ImportOptions{Seed: *seed}
-	if !*quiet {
-		last := time.Now()
-		opt.Progress = func(done, total int) {
-			if now := time.Now(); done < total && now.Sub(last) >= 2*time.Second {
-				fmt.Fprintf(stderr, "import: %d/%d screens encoded\n", done, total)
-				last = now
-			}
-		}
-	}
-	sum, err := recording.Import([]string{*dir}, *out, opt)
+	sum, err := importRecording(*dir, *out, *seed, *quiet, stderr)
 	if err != nil {
 		return err
 	}
-	ts, err := trajectory.Summarize(*out)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %s: %d episode, %d observations (%d transitions), %s; %d questions in %s\n",
-		*out, sum.Episodes, sum.Observations, sum.Observations-sum.Episodes, humanBytes(ts.SizeBytes), sum.Questions, trajectory.QuestionsPath(*out))
-	return nil
+	return printRecorded(stdout, *out, sum)
 }
 
 // writerSink writes the recorder's observations, actions and timings into a
@@ -172,46 +153,6 @@ func (s writerSink) Act(a tty.Action) error {
 }
 
 func (s writerSink) Timing(t map[string]any) error { return s.w.AddTiming(t) }
-
-// checkRecDir refuses a --dir that exists and is not a recording folder (it
-// would be replaced).
-func checkRecDir(dir string) error {
-	fi, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("record tty: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("record tty: %s exists and is not a folder", dir)
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("record tty: %w", err)
-	}
-	if len(ents) == 0 {
-		return nil
-	}
-	if _, err := os.Stat(filepath.Join(dir, recording.MetaFile)); err != nil {
-		return fmt.Errorf("record tty: %s exists and is not a recording folder (no %s); give another --dir", dir, recording.MetaFile)
-	}
-	return nil
-}
-
-// replaceDir renames tmp to dir, replacing a previous recording folder there.
-func replaceDir(tmp, dir string) error {
-	if err := checkRecDir(dir); err != nil {
-		return err
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("record tty: %w", err)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return fmt.Errorf("record tty: %w", err)
-	}
-	return nil
-}
 
 // lastLines returns the last n rows of s that are not blank, joined by " | ".
 func lastLines(s tty.Screen, n int) string {

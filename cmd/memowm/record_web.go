@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -69,7 +67,7 @@ func runRecordWeb(args []string, stdout, stderr io.Writer) error {
 	if *dir == "" {
 		*dir = *out + ".rec"
 	}
-	if err := webRecDir(*dir); err != nil {
+	if err := checkRecDir("record web", *dir); err != nil {
 		return err
 	}
 	if !*quiet {
@@ -86,8 +84,7 @@ func runRecordWeb(args []string, stdout, stderr io.Writer) error {
 	}
 
 	// The folder is written under a temporary name and renamed when done.
-	tmp := fmt.Sprintf("%s.tmp-%d", strings.TrimRight(*dir, "/"), os.Getpid())
-	os.RemoveAll(tmp)
+	tmp := recTempDir(*dir)
 	w, err := recording.NewWriter(tmp, recording.Meta{
 		Kind: "web", Screen: recording.ScreenImage, Width: cfg.Width, Height: cfg.Height,
 		Command: "memowm record web " + strings.Join(args, " "), Seed: *seed,
@@ -104,7 +101,7 @@ func runRecordWeb(args []string, stdout, stderr io.Writer) error {
 		err = w.Close()
 	}
 	if err == nil {
-		err = webReplaceDir(tmp, *dir)
+		err = replaceRecDir("record web", tmp, *dir)
 	}
 	if err != nil {
 		w.Abort()
@@ -115,27 +112,11 @@ func runRecordWeb(args []string, stdout, stderr io.Writer) error {
 
 	printWebResult(stdout, *dir, cfg, res, elapsed)
 
-	opt := recording.ImportOptions{Seed: *seed}
-	if !*quiet {
-		last := time.Now()
-		opt.Progress = func(done, total int) {
-			if now := time.Now(); done < total && now.Sub(last) >= 2*time.Second {
-				fmt.Fprintf(stderr, "import: %d/%d screens encoded\n", done, total)
-				last = now
-			}
-		}
-	}
-	sum, err := recording.Import([]string{*dir}, *out, opt)
+	sum, err := importRecording(*dir, *out, *seed, *quiet, stderr)
 	if err != nil {
 		return fmt.Errorf("%w (the recording folder %s is complete; 'memowm import' can retry)", err, *dir)
 	}
-	ts, err := trajectory.Summarize(*out)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %s: %d episode, %d observations (%d transitions), %s; %d questions in %s\n",
-		*out, sum.Episodes, sum.Observations, sum.Observations-sum.Episodes, humanBytes(ts.SizeBytes), sum.Questions, trajectory.QuestionsPath(*out))
-	return nil
+	return printRecorded(stdout, *out, sum)
 }
 
 // printWebResult prints what the recording was like: actions, per-step
@@ -174,44 +155,4 @@ func printWebResult(w io.Writer, dir string, cfg web.Config, res *web.Result, el
 	ch := res.Change
 	fmt.Fprintf(w, "screen changes: %.1f%% of steps changed the screenshot; per step %.1f%% of pixels, %.1f%% of 8x8 blocks changed (mean)\n",
 		100*ch.ChangedShare(), 100*ch.MeanPixels(), 100*ch.MeanBlocks())
-}
-
-// webRecDir refuses a --dir that exists and is not a recording folder (it
-// would be replaced).
-func webRecDir(dir string) error {
-	fi, err := os.Stat(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("record web: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("record web: %s exists and is not a folder", dir)
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("record web: %w", err)
-	}
-	if len(ents) == 0 {
-		return nil
-	}
-	if _, err := os.Stat(filepath.Join(dir, recording.MetaFile)); err != nil {
-		return fmt.Errorf("record web: %s exists and is not a recording folder (no %s); give another --dir", dir, recording.MetaFile)
-	}
-	return nil
-}
-
-// webReplaceDir renames tmp to dir, replacing a previous recording there.
-func webReplaceDir(tmp, dir string) error {
-	if err := webRecDir(dir); err != nil {
-		return err
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("record web: %w", err)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return fmt.Errorf("record web: %w", err)
-	}
-	return nil
 }
