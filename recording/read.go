@@ -58,6 +58,14 @@ func Read(dir string) (*Recording, error) {
 	return r, nil
 }
 
+// ReadMeta reads and checks dir's recording.json alone (what Read checks
+// first), without the screens.
+func ReadMeta(dir string) (Meta, error) {
+	r := &Recording{Dir: dir}
+	err := r.readMeta()
+	return r.Meta, err
+}
+
 func (r *Recording) path(name string) string { return filepath.Join(r.Dir, name) }
 
 func (r *Recording) readMeta() error {

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -87,12 +84,8 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 // def when there is none (the import then reports any problem with the
 // folder itself).
 func recordedSeed(dir string, def uint64) uint64 {
-	b, err := os.ReadFile(filepath.Join(dir, "recording.json"))
-	if err != nil {
-		return def
-	}
-	var m recording.Meta
-	if json.Unmarshal(b, &m) != nil || m.Seed == 0 {
+	m, err := recording.ReadMeta(dir)
+	if err != nil || m.Seed == 0 {
 		return def
 	}
 	return m.Seed
