@@ -191,6 +191,15 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	if err := sf.check(fs, args); err != nil {
 		return err
 	}
+	if *prior < 0 {
+		return usagef("--impact-prior %g must not be negative", *prior)
+	}
+	if *signMode != "loop" && *signMode != "mean" && *signMode != "abs" {
+		return usagef("--impact %q: want loop, mean or abs", *signMode)
+	}
+	if *loopEps < 0 {
+		return usagef("--loop-episodes %d must not be negative", *loopEps)
+	}
 	b, p, err := loadBundle(*sf.bundle)
 	if err != nil {
 		return err
@@ -203,28 +212,9 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	start := time.Now()
-	keep := map[risk.StepKey]bool{}
-	for _, q := range data.qs {
-		keep[risk.StepKey{Episode: q.Episode, Step: q.Step}] = true
-	}
-	cal, err := risk.Collect(p, data.eps, risk.DefaultBinQ16, keep, *batch)
+	cal, items, err := collectItems(p, data, *batch)
 	if err != nil {
 		return err
-	}
-	var items []risk.Item
-	for _, q := range data.qs {
-		if q.Step == 0 {
-			continue // the initial state is stored in full
-		}
-		for _, ep := range data.eps {
-			if ep.ID == q.Episode {
-				items = append(items, risk.Item{Codes: ep.Codes[q.Step], Modes: cal.Modes[risk.StepKey{Episode: q.Episode, Step: q.Step}], Q: q})
-				break
-			}
-		}
-	}
-	if *prior < 0 {
-		return usagef("--impact-prior %g must not be negative", *prior)
 	}
 	var v []float64
 	var what string
@@ -250,8 +240,6 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 		}
 		v = im.Shrunk(*prior)
 		what = fmt.Sprintf("%d questions with %d counterfactual states", len(items), sum(im.NErr))
-	default:
-		return usagef("--impact %q: want loop, mean or abs", *signMode)
 	}
 	b.Policy = risk.Policy(cal, *minCount, v)
 	if err := b.Save(*sf.out); err != nil {
@@ -269,14 +257,38 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// collectItems runs the reference pass over data's episodes (risk.Collect,
+// keeping the modes at the steps questions ask about) and returns, for every
+// question after step 0 (the initial state is stored in full), its true
+// codes and the reference modes: the counterfactual items.
+func collectItems(p worldmodel.Predictor, data *calibData, batch int) (*risk.Calibration, []risk.Item, error) {
+	keep := map[risk.StepKey]bool{}
+	for _, q := range data.qs {
+		keep[risk.StepKey{Episode: q.Episode, Step: q.Step}] = true
+	}
+	cal, err := risk.Collect(p, data.eps, risk.DefaultBinQ16, keep, batch)
+	if err != nil {
+		return nil, nil, err
+	}
+	byID := map[int64]*trajectory.Episode{}
+	for _, ep := range data.eps {
+		byID[ep.ID] = ep
+	}
+	var items []risk.Item
+	for _, q := range data.qs {
+		if q.Step > 0 {
+			k := risk.StepKey{Episode: q.Episode, Step: q.Step}
+			items = append(items, risk.Item{Codes: byID[q.Episode].Codes[q.Step], Modes: cal.Modes[k], Q: q})
+		}
+	}
+	return cal, items, nil
+}
+
 // loopImpacts measures each slot's closed-loop damage on the first n
 // calibration episodes (every coordinate of the slot omitted at every step)
 // and spreads it over the slot's coordinates by their error rates
 // (risk.GroupImpacts).
 func loopImpacts(b *model.Bundle, p worldmodel.Predictor, cal *risk.Calibration, data *calibData, n, batch int, quiet bool, stdout, stderr io.Writer) ([]float64, error) {
-	if n < 0 {
-		return nil, usagef("--loop-episodes %d must not be negative", n)
-	}
 	eps := data.eps
 	if n > 0 && n < len(eps) {
 		eps = eps[:n]
@@ -326,23 +338,9 @@ func checkImpact(w io.Writer, b *model.Bundle, p worldmodel.Predictor, path stri
 	if err != nil {
 		return err
 	}
-	keep := map[risk.StepKey]bool{}
-	for _, q := range data.qs {
-		keep[risk.StepKey{Episode: q.Episode, Step: q.Step}] = true
-	}
-	cal, err := risk.Collect(p, data.eps, risk.DefaultBinQ16, keep, batch)
+	_, items, err := collectItems(p, data, batch)
 	if err != nil {
 		return err
-	}
-	byID := map[int64]*trajectory.Episode{}
-	for _, ep := range data.eps {
-		byID[ep.ID] = ep
-	}
-	var items []risk.Item
-	for _, q := range data.qs {
-		if q.Step > 0 {
-			items = append(items, risk.Item{Codes: byID[q.Episode].Codes[q.Step], Modes: cal.Modes[risk.StepKey{Episode: q.Episode, Step: q.Step}], Q: q})
-		}
 	}
 	order := make([]int, len(v))
 	for j := range order {
