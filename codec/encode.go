@@ -99,24 +99,23 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 			k++
 			z := ep.Codes[t]
 			rec := make([]uint8, J)
-			var repeated []bool // per slot, with SlotRepeat
-			if rp := reps[i]; rp != nil {
+			rp := reps[i]
+			if rp != nil {
 				prev := loops[i].recon[t-1]
-				repeated = make([]bool, h.Slots)
-				for sl := range repeated {
-					repeated[sl] = rp.same(z, prev, sl)
-					cost, err := rp.encode(encs[i], sl, repeated[sl])
+				for sl := range h.Slots {
+					same := rp.same(z, prev, sl)
+					cost, err := rp.encode(encs[i], sl, same)
 					if err != nil {
 						return nil, fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
 					}
 					out[i].stateQ16 += uint64(cost)
-					if repeated[sl] {
-						copy(rec[sl*h.Subspaces:(sl+1)*h.Subspaces], prev[sl*h.Subspaces:])
+					if same {
+						rp.copySlot(rec, prev, sl)
 					}
 				}
 			}
 			for j := 0; j < J; j++ {
-				if repeated != nil && repeated[j/h.Subspaces] {
+				if rp != nil && rp.repeats(j) {
 					out[i].stats.Kept++
 					out[i].stats.Repeated++
 					continue

@@ -264,21 +264,21 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 			pr := &preds[m]
 			m++
 			rec := make([]uint8, J)
-			var repeated []bool
-			if rp := reps[k]; rp != nil {
+			rp := reps[k]
+			if rp != nil {
 				prev := loops[k].recon[t-1]
-				repeated = make([]bool, h.Slots)
-				for sl := range repeated {
-					if repeated[sl], err = rp.decode(decs[k], sl); err != nil {
+				for sl := range h.Slots {
+					same, err := rp.decode(decs[k], sl)
+					if err != nil {
 						return nil, r.epErr(which[k], fmt.Errorf("%w: step %d slot %d repeat flag: %w", ErrFormat, t, sl, err))
 					}
-					if repeated[sl] {
-						copy(rec[sl*h.Subspaces:(sl+1)*h.Subspaces], prev[sl*h.Subspaces:])
+					if same {
+						rp.copySlot(rec, prev, sl)
 					}
 				}
 			}
 			for j := 0; j < J; j++ {
-				if repeated != nil && repeated[j/h.Subspaces] {
+				if rp != nil && rp.repeats(j) {
 					continue
 				}
 				if !h.Policy.Keep(j, pr.Entropy[j]) {

@@ -42,6 +42,15 @@ func newRepeatCoder(slots, perSlot int) *repeatCoder {
 // model is slot s's model for its next flag.
 func (r *repeatCoder) model(s int) *entropy.Adaptive { return r.models[2*s+int(r.prev[s])] }
 
+// repeats reports whether coordinate j lies in a slot whose flag, the last
+// one coded or decoded, says it repeats.
+func (r *repeatCoder) repeats(j int) bool { return r.prev[j/r.perSlot] == 1 }
+
+// copySlot copies slot s of prev into rec.
+func (r *repeatCoder) copySlot(rec, prev []uint8, s int) {
+	copy(rec[s*r.perSlot:(s+1)*r.perSlot], prev[s*r.perSlot:])
+}
+
 // same reports whether slot s of z equals slot s of prev.
 func (r *repeatCoder) same(z, prev []uint8, s int) bool {
 	lo, hi := s*r.perSlot, (s+1)*r.perSlot
