@@ -11,14 +11,27 @@ import (
 	"github.com/memowm/memowm/trajectory"
 )
 
+// strictTools is MEMOWM_RECORDERS=1 (set by .ci/run, which installs the
+// programs the recorder tests run): then a missing program fails the test
+// instead of skipping it.
+var strictTools = os.Getenv("MEMOWM_RECORDERS") == "1"
+
+// needTool skips the test, saying why, when find reports that the program
+// name is missing; under MEMOWM_RECORDERS=1 it fails it.
+func needTool(t *testing.T, name string, find func() error) {
+	t.Helper()
+	if err := find(); err != nil {
+		if strictTools {
+			t.Fatalf("%s is not installed (%v); MEMOWM_RECORDERS=1 makes this a failure (.ci/run installs it)", name, err)
+		}
+		t.Skipf("skipped: %s is not installed (apt-get install %s; MEMOWM_RECORDERS=1 makes this a failure)", name, name)
+	}
+}
+
 func needTmux(t *testing.T, program string) {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed (apt-get install tmux)")
-	}
-	if _, err := exec.LookPath(program); err != nil {
-		t.Skipf("%s is not installed", program)
-	}
+	needTool(t, "tmux", func() error { _, err := exec.LookPath("tmux"); return err })
+	needTool(t, program, func() error { _, err := exec.LookPath(program); return err })
 }
 
 // TestRecordTTY records 20 steps of vim through tmux and checks the folder,

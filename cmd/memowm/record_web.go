@@ -61,13 +61,21 @@ func runRecordWeb(args []string, stdout, stderr io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return usagef("%v", err)
 	}
-	if _, err := web.FindChromium(*chromium); err != nil {
+	// Errors in what the user typed (the site, the folder) come before the
+	// search for the browser, so a machine without Chromium still says what
+	// is wrong with the command.
+	opened, err := web.OpenSite(cfg.Site)
+	if err != nil {
 		return err
 	}
+	opened.Close()
 	if *dir == "" {
 		*dir = *out + ".rec"
 	}
 	if err := checkRecDir("record web", *dir); err != nil {
+		return err
+	}
+	if _, err := web.FindChromium(*chromium); err != nil {
 		return err
 	}
 	if !*quiet {

@@ -3,7 +3,7 @@ package tty
 import (
 	"context"
 	"errors"
-	"os/exec"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -25,13 +25,21 @@ func (m *memSink) Observe(s Screen, f map[string]any) error {
 func (m *memSink) Act(a Action) error            { m.actions = append(m.actions, a); return nil }
 func (m *memSink) Timing(t map[string]any) error { m.timings = append(m.timings, t); return nil }
 func (m *memSink) last() Screen                  { return m.screens[len(m.screens)-1] }
+
+// strictTools is MEMOWM_RECORDERS=1 (set by .ci/run, which installs the
+// programs these tests run): then a missing program fails the test instead
+// of skipping it.
+var strictTools = os.Getenv("MEMOWM_RECORDERS") == "1"
+
 func needTmux(t *testing.T, program string) {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed (apt-get install tmux)")
-	}
-	if _, err := FindProgram(program); err != nil {
-		t.Skipf("%s is not installed", program)
+	for _, p := range []string{"tmux", program} {
+		if _, err := FindProgram(p); err != nil {
+			if strictTools {
+				t.Fatalf("%s is not installed (%v); MEMOWM_RECORDERS=1 makes this a failure (.ci/run installs it)", p, err)
+			}
+			t.Skipf("skipped: %s is not installed (MEMOWM_RECORDERS=1 makes this a failure)", p)
+		}
 	}
 }
 

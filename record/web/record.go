@@ -94,14 +94,16 @@ func Record(ctx context.Context, cfg Config, sink Sink) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if _, err := FindChromium(cfg.Chromium); err != nil {
-		return nil, err
-	}
+	// The site is what the user typed: its errors come before the search
+	// for the browser.
 	site, err := OpenSite(cfg.Site)
 	if err != nil {
 		return nil, err
 	}
 	defer site.Close()
+	if _, err := FindChromium(cfg.Chromium); err != nil {
+		return nil, err
+	}
 
 	b, err := StartBrowser(ctx, BrowserOptions{Chromium: cfg.Chromium, Width: cfg.Width, Height: cfg.Height, Timeout: cfg.Timeout})
 	if err != nil {
