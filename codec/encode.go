@@ -37,6 +37,9 @@ type SimOptions struct {
 	// SlotRepeat codes a repeat flag per slot before each state, as a
 	// memory file written with Options.SlotRepeat does.
 	SlotRepeat bool
+	// Mix codes every state under the mixing prior, as a memory file
+	// written with Options.Mix does (lossless only).
+	Mix bool
 }
 
 // encodeBatch runs the closed loop over eps as one predictor batch and
@@ -52,6 +55,7 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 	encs := make([]*entropy.Encoder, len(eps))
 	acts := make([]*actionCoder, len(eps))
 	reps := make([]*repeatCoder, len(eps))
+	mixes := make([]*mixCoder, len(eps))
 	out := make([]encoded, len(eps))
 	maxObs := 0
 	for i, ep := range eps {
@@ -63,6 +67,10 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 		acts[i] = newActionCoder()
 		if h.SlotRepeat {
 			reps[i] = newRepeatCoder(h.Slots, h.Subspaces)
+		}
+		if h.Mix {
+			mixes[i] = newMixCoder(h.Slots, h.Subspaces, h.Codewords, bits)
+			mixes[i].start(loops[i].recon)
 		}
 		out[i].stats = EpisodeStats{ID: ep.ID, Observations: len(ep.Codes)}
 		out[i].stateQ16 = uint64(J*bits) << 16
@@ -99,6 +107,19 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 			k++
 			z := ep.Codes[t]
 			rec := make([]uint8, J)
+			if mx := mixes[i]; mx != nil {
+				mx.history = loops[i].recon
+				cost, err := mx.codeState(bitEncoder{encs[i]}, pr, prec, &ep.Actions[t-1], t, z, rec)
+				if err != nil {
+					return nil, fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
+				}
+				out[i].stateQ16 += cost
+				out[i].stats.Kept += uint64(J)
+				out[i].stats.Repeated += uint64(mx.repeated)
+				out[i].stats.Coords += uint64(J)
+				loops[i].recon = append(loops[i].recon, rec)
+				continue
+			}
 			rp := reps[i]
 			if rp != nil {
 				prev := loops[i].recon[t-1]
@@ -186,7 +207,10 @@ func Simulate(p worldmodel.Predictor, keep Keeper, eps []*trajectory.Episode) ([
 func SimulateWith(p worldmodel.Predictor, keep Keeper, eps []*trajectory.Episode, opt SimOptions) ([]EpisodeStats, error) {
 	cfg := p.Config()
 	h := &Header{Profile: p.Profile(), Precision: p.Precision(), Slots: cfg.Slots, Subspaces: cfg.Subspaces, Codewords: cfg.Codewords,
-		SlotRepeat: opt.SlotRepeat}
+		SlotRepeat: opt.SlotRepeat, Mix: opt.Mix}
+	if opt.Mix && opt.SlotRepeat {
+		return nil, fmt.Errorf("codec: the mixing prior has its own slot repeat decisions; choose one")
+	}
 	enc, err := encodeBatch(p, h, keep, eps, true, opt)
 	if err != nil {
 		return nil, err

@@ -52,10 +52,18 @@ type Header struct {
 	// SlotRepeat: every predicted state starts with one repeat flag per
 	// slot (see repeatCoder). Stored as bit 16 of the policy kind field.
 	SlotRepeat bool
+	// Mix: every predicted state is coded under the mixing prior (see
+	// mix.go): the world model mixed with adaptive context models and a
+	// long-range match model, per slot repeat decisions first. Stored as
+	// bit 17 of the policy kind field; files without it read as before.
+	Mix bool
 }
 
 // flagSlotRepeat is Header.SlotRepeat's bit in the stored policy kind.
 const flagSlotRepeat = 1 << 16
+
+// flagMix is Header.Mix's bit in the stored policy kind.
+const flagMix = 1 << 17
 
 // Coords is the number of coordinates per state.
 func (h *Header) Coords() int { return h.Slots * h.Subspaces }
@@ -90,6 +98,9 @@ func (h *Header) marshal() []byte {
 	if h.SlotRepeat {
 		kind |= flagSlotRepeat
 	}
+	if h.Mix {
+		kind |= flagMix
+	}
 	b = binary.LittleEndian.AppendUint32(b, kind)
 	b = binary.LittleEndian.AppendUint64(b, param)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
@@ -120,10 +131,14 @@ func parseHeader(b []byte) (*Header, error) {
 	u := func(i int) uint32 { return binary.LittleEndian.Uint32(b[60+4*i:]) }
 	h.Precision, h.Slots, h.Subspaces, h.Codewords = uint(u(0)), int(u(1)), int(u(2)), int(u(3))
 	kind, param := u(4), binary.LittleEndian.Uint64(b[60+20:])
-	if flags := kind &^ 0xffff; flags&^flagSlotRepeat != 0 {
-		return nil, fmt.Errorf("%w: unknown coding flags %#x", ErrFormat, flags)
+	if flags := kind &^ 0xffff; flags&^(flagSlotRepeat|flagMix) != 0 {
+		return nil, fmt.Errorf("%w: unknown coding flags %#x (written by a newer memowm?)", ErrFormat, flags)
 	}
 	h.SlotRepeat = kind&flagSlotRepeat != 0
+	h.Mix = kind&flagMix != 0
+	if h.Mix && h.SlotRepeat {
+		return nil, fmt.Errorf("%w: both slot repeat flags and the mixing prior", ErrFormat)
+	}
 	switch kind &= 0xffff; kind {
 	case 0:
 		h.Policy = model.Policy{Kind: model.KeepAll}

@@ -212,6 +212,7 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 	decs := make([]*entropy.Decoder, n)
 	acts := make([]*actionCoder, n)
 	reps := make([]*repeatCoder, n)
+	mixes := make([]*mixCoder, n)
 	crcs := make([]uint32, n)
 	obs := make([]int, n)
 	maxObs := 0
@@ -230,6 +231,10 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 		acts[k] = newActionCoder()
 		if h.SlotRepeat {
 			reps[k] = newRepeatCoder(h.Slots, h.Subspaces)
+		}
+		if h.Mix {
+			mixes[k] = newMixCoder(h.Slots, h.Subspaces, h.Codewords, h.codeBits())
+			mixes[k].start(loops[k].recon)
 		}
 		crcs[k] = crc
 		obs[k] = int(r.index[i].Observations)
@@ -264,6 +269,14 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 			pr := &preds[m]
 			m++
 			rec := make([]uint8, J)
+			if mx := mixes[k]; mx != nil {
+				mx.history = loops[k].recon
+				if _, err := mx.codeState(bitDecoder{decs[k]}, pr, prec, &loops[k].actions[t-1], t, nil, rec); err != nil {
+					return nil, r.epErr(which[k], fmt.Errorf("%w: step %d: %w", ErrFormat, t, err))
+				}
+				loops[k].recon = append(loops[k].recon, rec)
+				continue
+			}
 			rp := reps[k]
 			if rp != nil {
 				prev := loops[k].recon[t-1]

@@ -49,6 +49,11 @@ type Options struct {
 	// the rate without), and a little on the sim world, whose encoder
 	// jitter changes most codes every step.
 	SlotRepeat bool
+	// Mix codes every predicted state under the mixing prior (mix.go): the
+	// world model's table is one input of an adaptive, exact logistic mix
+	// with context models and a long-range match model. Lossless policies
+	// only; it replaces SlotRepeat.
+	Mix bool
 }
 
 // CreateWith is Create with coding options.
@@ -64,6 +69,13 @@ func CreateWith(path string, b *model.Bundle, p worldmodel.Predictor, policy mod
 	}
 	hdr := headerFor(b, policy)
 	hdr.SlotRepeat = opt.SlotRepeat
+	hdr.Mix = opt.Mix
+	if opt.Mix && opt.SlotRepeat {
+		return nil, fmt.Errorf("codec: the mixing prior has its own slot repeat decisions; choose one")
+	}
+	if opt.Mix && policy.Kind != model.KeepAll {
+		return nil, fmt.Errorf("codec: the mixing prior is lossless only in this version (policy %v)", policy.Kind)
+	}
 	if err := checkPredictor(p, hdr); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,375 @@
+package codec
+
+import (
+	"fmt"
+	"hash/fnv"
+
+	"github.com/memowm/memowm/entropy"
+	"github.com/memowm/memowm/trajectory"
+	"github.com/memowm/memowm/worldmodel"
+)
+
+// The mixing prior (Header.Mix). Every predicted state is coded as:
+//
+//  1. per slot, one binary "repeat" decision: the slot's codes equal the
+//     previous reconstruction's. A repeated slot is copied.
+//  2. for the other slots, every code as ceil(log2 C) binary decisions,
+//     most significant bit first, down the code's binary tree.
+//
+// Each binary decision's probability is a logistic mix (entropy.Mixer) of
+// several predictions in the stretch domain, refined by adaptive probability
+// maps (entropy.APM), and coded at 16-bit precision. The inputs are:
+//
+//   - the world model: its table's probability of the bit given the bits
+//     above it, computed exactly from the integer table;
+//   - adaptive context models (hashed tables of entropy.Counter, one block
+//     per context holding a counter per tree node): the coordinate with its
+//     previous code; with its previous two codes; with the match model's
+//     predicted code; with the world model's mode and how much of the slot
+//     has changed so far;
+//   - a long-range match model: a hash of the coordinate and the three codes
+//     before it (in coding order, across slots and states) finds the latest
+//     earlier state where the same codes preceded the same coordinate; its
+//     code there is predicted, with a confidence learned per match length;
+//     the match goes on while it predicts right;
+//   - the previous code, as a direct prediction with learned confidence.
+//
+// Every part starts fresh with each episode, so episodes decode alone. The
+// writer and the decoder run the same function (codeState) over a bitIO
+// that either codes known bits or decodes them, so they update the same
+// state in the same order by construction.
+
+// bitIO codes one binary decision: the writer codes bit and returns it, the
+// decoder ignores bit and returns the decoded one.
+type bitIO interface {
+	code(bit int, p1 uint32) (int, error)
+}
+
+type bitEncoder struct{ e *entropy.Encoder }
+
+func (b bitEncoder) code(bit int, p1 uint32) (int, error) { return bit, b.e.EncodeBit(bit, p1) }
+
+type bitDecoder struct{ d *entropy.Decoder }
+
+func (b bitDecoder) code(_ int, p1 uint32) (int, error) { return b.d.DecodeBit(p1) }
+
+// Mixing-prior sizes and rates. Changing any of them changes the files:
+// they are part of the format (Header.Mix).
+const (
+	mixTableBits   = 15  // log2 blocks per context table
+	mixMatchBits   = 18  // log2 entries of the match index
+	mixCounterLim  = 255 // count limit of context counters
+	mixDirectLim   = 1023
+	mixLR          = 6 // the symbol mixer's learning rate
+	mixFlagLR      = 4 // the flag mixer's learning rate
+	mixAPMRate     = 7
+	mixSymInputs   = 8
+	mixFlagInputs  = 6
+	mixMaxMatchLen = 15
+)
+
+// ctxTable is a hashed table of counter blocks, one counter per tree node.
+type ctxTable struct {
+	nodes  int
+	tags   []uint32
+	blocks []entropy.Counter
+}
+
+func newCtxTable(bits, nodes int) *ctxTable {
+	n := 1 << bits
+	return &ctxTable{nodes: nodes, tags: make([]uint32, n), blocks: make([]entropy.Counter, n*nodes)}
+}
+
+// block returns key's counters, fresh ones when the slot held another key.
+func (t *ctxTable) block(key uint64) []entropy.Counter {
+	h := mixHash(key)
+	i := int(h & uint64(len(t.tags)-1))
+	tag := uint32(h>>32) | 1
+	b := t.blocks[i*t.nodes : (i+1)*t.nodes]
+	if t.tags[i] != tag {
+		t.tags[i] = tag
+		for k := range b {
+			b[k] = entropy.CounterInit
+		}
+	}
+	return b
+}
+
+// mixHash is a 64-bit finaliser (splitmix64).
+func mixHash(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// mixCoder is one episode's mixing state.
+type mixCoder struct {
+	slots, perSlot, C, bits int
+	nodes                   int // 1 << bits
+
+	o1, o2, om, ow *ctxTable
+	direct         [2][16]entropy.Counter // previous code / match: by (length bucket); p(predicted bit right)
+	sym            *entropy.Mixer
+	apm1, apm2     *entropy.APM
+
+	// match model
+	index   []int32 // hash(j, three codes before) -> state index + 1
+	mState  int     // matched state index, valid when mLen > 0
+	mLen    int
+	history [][]uint8 // the reconstructed states so far (shared with the loop)
+	cur     []uint8   // the state being coded
+
+	// slot flags
+	flagPrev, flagPrev2 []uint8
+	fSlot               []entropy.Counter // slot x prev flag x prev2 flag
+	fChanged            []entropy.Counter // changed-so-far bucket x prev flag
+	fWM                 []entropy.Counter // world-model repeat cost bucket x prev flag
+	fAction             *ctxTable         // (action, slot) -> one counter
+	fSlotWM             []entropy.Counter // slot x wm bucket
+	flag                *entropy.Mixer
+	fapm                *entropy.APM
+
+	cum      []uint32
+	repeated int // coordinates copied by repeat decisions in the last codeState
+}
+
+func newMixCoder(slots, perSlot, C, bits int) *mixCoder {
+	nodes := 1 << bits
+	m := &mixCoder{slots: slots, perSlot: perSlot, C: C, bits: bits, nodes: nodes,
+		o1: newCtxTable(mixTableBits, nodes), o2: newCtxTable(mixTableBits, nodes),
+		om: newCtxTable(mixTableBits, nodes), ow: newCtxTable(mixTableBits, nodes),
+		sym:   entropy.NewMixer(mixSymInputs, bits*3*2*4, 0, mixLR),
+		apm1:  entropy.NewAPM(nodes*3, mixAPMRate),
+		apm2:  entropy.NewAPM(nodes*3, mixAPMRate),
+		index: make([]int32, 1<<mixMatchBits),
+
+		flagPrev: make([]uint8, slots), flagPrev2: make([]uint8, slots),
+		fSlot:    fill(make([]entropy.Counter, slots*4)),
+		fChanged: fill(make([]entropy.Counter, 8*2)),
+		fWM:      fill(make([]entropy.Counter, 16*2)),
+		fAction:  newCtxTable(12, 1),
+		fSlotWM:  fill(make([]entropy.Counter, slots*16)),
+		flag:     entropy.NewMixer(mixFlagInputs, 2*8, 0, mixFlagLR),
+		fapm:     entropy.NewAPM(slots*2, mixAPMRate),
+		cum:      make([]uint32, C+1),
+	}
+	// Start by trusting the world model and the previous code a little.
+	m.sym.SetWeights([]int32{0, 20000, 16000, 16000, 16000, 16000, 16000, 16000})
+	m.flag.SetWeights([]int32{0, 20000, 20000, 20000, 20000, 20000})
+	for i := range m.flagPrev {
+		m.flagPrev[i], m.flagPrev2[i] = 1, 1
+	}
+	for i := range m.direct {
+		for k := range m.direct[i] {
+			m.direct[i][k] = entropy.CounterInit
+		}
+	}
+	return m
+}
+
+func fill(c []entropy.Counter) []entropy.Counter {
+	for i := range c {
+		c[i] = entropy.CounterInit
+	}
+	return c
+}
+
+// start indexes the initial state z_0 (coded raw) for the match model.
+func (m *mixCoder) start(history [][]uint8) {
+	m.history = history
+	z := history[0]
+	for j := range z {
+		m.index[m.matchKey(0, j)] = 1
+	}
+}
+
+// matchKey is the match index slot of coordinate j of state t: a hash of j
+// and the three codes before it in coding order (reaching into state t-1
+// for j < 3).
+func (m *mixCoder) matchKey(t, j int) int {
+	key := uint64(j) << 24
+	for k := 1; k <= 3; k++ {
+		i, s := j-k, t
+		if i < 0 {
+			i += len(m.history[0])
+			s--
+		}
+		c := uint64(0xff)
+		switch {
+		case s == len(m.history):
+			c = uint64(m.cur[i])
+		case s >= 0:
+			c = uint64(m.history[s][i])
+		}
+		key |= c << (8 * (k - 1))
+	}
+	return int(mixHash(key) & (1<<mixMatchBits - 1))
+}
+
+// actionKey hashes an action's type and payload.
+func actionKey(a *trajectory.Action) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte{byte(a.Type)})
+	h.Write(a.Payload)
+	return h.Sum64()
+}
+
+// lenBucket maps a match length to [0, 15].
+func lenBucket(n int) int { return min(n, mixMaxMatchLen) }
+
+// wmBucket maps the world model's cost of repeating a slot (Q16 bits) to
+// [0, 15]: about 1.5 buckets per doubling.
+func wmBucket(costQ16 uint64) int {
+	bitsCost := costQ16 >> 14 // quarter bits
+	b := 0
+	for bitsCost > 0 && b < 15 {
+		bitsCost = bitsCost * 2 / 3
+		b++
+	}
+	return b
+}
+
+func changedBucket(n int) int {
+	switch {
+	case n < 4:
+		return n
+	case n < 8:
+		return 4
+	case n < 12:
+		return 5
+	case n < 20:
+		return 6
+	}
+	return 7
+}
+
+// codeState codes (writer: truth set) or decodes (truth nil) state t into
+// rec, given the world model's prediction for it and the action that led to
+// it; it returns the ideal cost in Q16 bits. rec must have J entries;
+// m.history must hold states 0..t-1.
+func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *trajectory.Action, t int, truth, rec []uint8) (uint64, error) {
+	var cost uint64
+	prev := m.history[t-1]
+	var prev2 []uint8
+	if t >= 2 {
+		prev2 = m.history[t-2]
+	}
+	total := uint32(1) << prec
+	akey := actionKey(a)
+	m.cur = rec
+	changedSlots := 0
+	m.repeated = 0
+	for s := 0; s < m.slots; s++ {
+		lo, hi := s*m.perSlot, (s+1)*m.perSlot
+		// The world model's cost of the slot repeating.
+		var wmCost uint64
+		for j := lo; j < hi; j++ {
+			wmCost += uint64(entropy.CostQ16(pr.Table(j)[prev[j]], total))
+		}
+		wb := wmBucket(wmCost)
+		pf, pf2 := int(m.flagPrev[s]), int(m.flagPrev2[s])
+		cb := changedBucket(changedSlots)
+		c1 := &m.fSlot[s*4+pf*2+pf2]
+		c2 := &m.fChanged[cb*2+pf]
+		c3 := &m.fWM[wb*2+pf]
+		c4 := &m.fAction.block(akey ^ uint64(s)<<56)[0]
+		c5 := &m.fSlotWM[s*16+wb]
+		m.flag.Add(256)
+		m.flag.Add(entropy.Stretch(c1.P16()))
+		m.flag.Add(entropy.Stretch(c2.P16()))
+		m.flag.Add(entropy.Stretch(c3.P16()))
+		m.flag.Add(entropy.Stretch(c4.P16()))
+		m.flag.Add(entropy.Stretch(c5.P16()))
+		pm := m.flag.Mix(pf*8 + cb)
+		pa := m.fapm.Refine(pm, s*2+pf)
+		p := entropy.ClampP16((int64(pm) + 3*int64(pa)) >> 2)
+		y := 0
+		if truth != nil && equalCodes(truth[lo:hi], prev[lo:hi]) {
+			y = 1
+		}
+		y, err := io.code(y, p)
+		if err != nil {
+			return 0, err
+		}
+		cost += uint64(entropy.CostBitQ16(y, p))
+		for _, c := range []*entropy.Counter{c1, c2, c3, c4, c5} {
+			c.Update(y, mixCounterLim)
+		}
+		m.flag.Update(y)
+		m.fapm.Update(y)
+		m.flagPrev2[s], m.flagPrev[s] = m.flagPrev[s], uint8(y)
+		if y == 1 {
+			m.repeated += m.perSlot
+			copy(rec[lo:hi], prev[lo:hi])
+			for j := lo; j < hi; j++ {
+				m.advanceMatch(t, j, rec[j])
+			}
+			continue
+		}
+		changedSlots++
+		changed := 0
+		for j := lo; j < hi; j++ {
+			cb := min(changed, 2)
+			if j == hi-1 && changed == 0 {
+				cb = 3 // the slot differs, so this code must
+			}
+			var z int
+			if truth != nil {
+				z = int(truth[j])
+			}
+			c, bitsCost, err := m.codeSymbol(io, pr, j, z, prev, prev2, cb)
+			if err != nil {
+				return 0, err
+			}
+			cost += bitsCost
+			rec[j] = uint8(c)
+			if rec[j] != prev[j] {
+				changed++
+			}
+			m.advanceMatch(t, j, rec[j])
+		}
+	}
+	return cost, nil
+}
+
+// advanceMatch moves the match model past coordinate j of state t, whose
+// reconstructed code is c: it checks the match's prediction, indexes the
+// position and, without a match, looks for one for coordinate j+1.
+func (m *mixCoder) advanceMatch(t, j int, c uint8) {
+	if m.mLen > 0 {
+		if m.history[m.mState][j] == c {
+			m.mLen++
+		} else {
+			m.mLen = 0
+		}
+	}
+	m.index[m.matchKey(t, j)] = int32(t + 1)
+}
+
+// matchFor returns the match model's predicted code for coordinate j of
+// state t (and its length), or -1.
+func (m *mixCoder) matchFor(t, j int) (int, int) {
+	if m.mLen == 0 {
+		if v := int(m.index[m.matchKey(t, j)]); v > 0 && v-1 < t {
+			m.mState, m.mLen = v-1, 1
+		}
+	}
+	if m.mLen > 0 {
+		return int(m.history[m.mState][j]), m.mLen
+	}
+	return -1, 0
+}
+
+func equalCodes(a, b []uint8) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func errOutsideCodewords(c, C int) error {
+	return fmt.Errorf("%w: decoded code %d is outside the %d codewords", ErrFormat, c, C)
+}
