@@ -18,7 +18,7 @@ const CounterInit Counter = 1 << 31
 // counterRecip[n] = round(2^16 / (n + 1.5)).
 var counterRecip = func() (t [1024]uint32) {
 	for n := range t {
-		t[n] = uint32((1<<17 + (2*n + 3)/2) / (2*n + 3))
+		t[n] = uint32((1<<17 + (2*n+3)/2) / (2*n + 3))
 	}
 	return t
 }()
@@ -128,7 +128,7 @@ func NewAPM(contexts int, rate uint) *APM {
 	a := &APM{t: make([]uint16, contexts*33), rate: rate}
 	for c := 0; c < contexts; c++ {
 		for j := 0; j < 33; j++ {
-			a.t[c*33+j] = uint16(ClampP16(int64(Squash(int32((j-16)*128)))))
+			a.t[c*33+j] = uint16(ClampP16(int64(Squash(int32((j - 16) * 128)))))
 		}
 	}
 	return a
