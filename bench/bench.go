@@ -5,8 +5,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/memowm/memowm/codec"
 	"github.com/memowm/memowm/entropy"
 	"github.com/memowm/memowm/model"
@@ -26,6 +24,7 @@ type Row struct {
 	EncodeObsPerS    float64  `json:"encode_obs_per_s"`
 	DecodeObsPerS    float64  `json:"decode_obs_per_s"`
 	RatioFixedWidth  float64  `json:"ratio_to_fixed_width"`
+	RatioBestGeneral float64  `json:"ratio_to_best_general"` // BitsPerObs / best-general's
 	Note             string   `json:"note,omitempty"`
 
 	recon    map[int64][][]uint8 // memory rows: the reconstruction by episode
@@ -93,13 +92,12 @@ func Run(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, opt
 	r.Methods = append(r.Methods, Row{Name: "fixed-width", BitsPerObs: fixed, IdealBitsPerObs: fixed,
 		ActionBitsPerObs: actions, DeltaNLLBits: &zero, KeptFraction: 1, Note: fmt.Sprintf("%d bits per code", bits)})
 
-	progress("zstd")
-	z, err := zstdRow(eps, bits, actions)
+	general, err := generalRows(eps, bits, actions, progress)
 	if err != nil {
 		return nil, err
 	}
-	z.DeltaNLLBits = &zero
-	r.Methods = append(r.Methods, z)
+	r.Methods = append(r.Methods, general...)
+	r.Methods = append(r.Methods, bestGeneral(general))
 
 	progress("order1-context")
 	o, err := order1Row(eps, J, C, bits, actions)
@@ -145,8 +143,10 @@ func Run(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, opt
 		gated.Note = fmt.Sprintf("%s; distortion over %d questions", b.Policy, n)
 	}
 	r.Methods = append(r.Methods, gated)
-	for i := range r.Methods {
-		r.Methods[i].RatioFixedWidth = r.Methods[i].BitsPerObs / fixed
+	// Rows are appended above this line: the ratios are set in one pass
+	// over all of them.
+	if err := setRatios(r.Methods, fixed); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -285,51 +285,6 @@ func distortion(b *model.Bundle, eps []*trajectory.Episode, recon map[int64][][]
 		d += c[i] - a[i]
 	}
 	return d / float64(len(a)), len(a), nil
-}
-
-// zstdRow compresses each episode's packed codes at zstd's best level.
-func zstdRow(eps []*trajectory.Episode, bits int, actions float64) (Row, error) {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		return Row{}, fmt.Errorf("bench: %w", err)
-	}
-	defer enc.Close()
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
-	if err != nil {
-		return Row{}, fmt.Errorf("bench: %w", err)
-	}
-	defer dec.Close()
-	var raw [][]byte
-	obs := 0
-	for _, ep := range eps {
-		var b []byte
-		for _, z := range ep.Codes {
-			b = codec.PackCodes(b, z, bits)
-		}
-		raw = append(raw, b)
-		obs += len(ep.Codes)
-	}
-	start := time.Now()
-	var comp [][]byte
-	total := 0
-	for _, b := range raw {
-		c := enc.EncodeAll(b, nil)
-		comp = append(comp, c)
-		total += len(c)
-	}
-	encT := time.Since(start)
-	start = time.Now()
-	for i, c := range comp {
-		d, err := dec.DecodeAll(c, nil)
-		if err != nil || string(d) != string(raw[i]) {
-			return Row{}, fmt.Errorf("bench: zstd round trip of episode %d failed: %v", eps[i].ID, err)
-		}
-	}
-	decT := time.Since(start)
-	o := float64(obs)
-	bpo := float64(total*8)/o + actions
-	return Row{Name: "zstd", BitsPerObs: bpo, IdealBitsPerObs: bpo, ActionBitsPerObs: actions, KeptFraction: 1,
-		EncodeObsPerS: o / encT.Seconds(), DecodeObsPerS: o / decT.Seconds(), Note: "best level, per episode"}, nil
 }
 
 // order1Row codes every code conditioned on its coordinate's previous code

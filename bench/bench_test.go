@@ -25,7 +25,7 @@ func TestRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		names := []string{"fixed-width", "zstd", "order1-context", "wm-all-send", "wm-repeat", "wm-gated"}
+		names := []string{"fixed-width", "zstd", "zstd-long", "xz", "best-general", "order1-context", "wm-all-send", "wm-repeat", "wm-gated"}
 		if len(rep.Methods) != len(names) {
 			t.Fatalf("%d rows", len(rep.Methods))
 		}
@@ -53,7 +53,8 @@ func TestRun(t *testing.T) {
 				t.Fatalf("%s: physical %.2f below ideal %.2f", m.Name, m.BitsPerObs, m.IdealBitsPerObs)
 			}
 		}
-		gated := rep.Methods[5]
+		checkGeneral(t, rep)
+		gated := row(t, rep, "wm-gated")
 		if pol.Lossless() != (gated.KeptFraction == 1) {
 			t.Fatalf("policy %v kept %.3f", pol, gated.KeptFraction)
 		}
@@ -92,7 +93,7 @@ func TestGatedDistortion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := rep.Methods[5]
+	g := row(t, rep, "wm-gated")
 	if g.Name != "wm-gated" || g.DeltaNLLBits == nil || g.KeptFraction == 1 {
 		t.Fatalf("wm-gated %+v", g)
 	}

@@ -10,11 +10,20 @@
 // actions); ideal_bits_per_obs is the model's code length where the method
 // has one (-log2 p of what it codes), else equal to the physical figure.
 //
-// Rows: fixed-width (ceil(log2 C) bits per code), zstd (klauspost/compress
-// at its best level on each episode's codes packed at ceil(log2 C) bits),
-// order1-context (an adaptive model per coordinate conditioned on that
-// coordinate's previous code, range-coded, adapting across the episodes in
-// file order; the first state of each episode raw), wm-all-send (the memory
-// file with lambda = 0: lossless) and wm-gated (the memory file with the
-// bundle's policy). Speeds are wall-clock on the running machine.
+// Rows: fixed-width (ceil(log2 C) bits per code); the general-purpose
+// lossless rows, each on every episode's codes packed at ceil(log2 C) bits
+// and compressed alone: zstd (klauspost/compress at its best level),
+// zstd-long (the same with a window holding the longest episode, which cuts
+// no match the library's largest window would find), xz (LZMA2 from the
+// pure-Go ulikunitz/xz, dictionary as long as the longest episode) and
+// best-general (a copy of whichever of the three is smallest here, its note
+// naming it); order1-context (an adaptive model per coordinate conditioned
+// on that coordinate's previous code, range-coded, adapting across the
+// episodes in file order; the first state of each episode raw), wm-all-send
+// (the memory file with lambda = 0: lossless), wm-repeat (the same with
+// slot repeat flags) and wm-gated (the memory file with the bundle's
+// policy). Every row carries its ratio to fixed-width and to best-general,
+// set in one pass after the last row. Speeds are wall-clock on the running
+// machine; there are no Go benchmarks: each row times its own encode and
+// decode, and decodes every episode back and compares it.
 package bench
