@@ -311,6 +311,9 @@ func FuzzDecode(f *testing.F) {
 	rpath, _ := encodeFileWith(f, b, p, keep, Options{SlotRepeat: true}, repeating(small, p.Config().Subspaces))
 	rdata, _ := os.ReadFile(rpath)
 	f.Add(rdata)
+	mpath, _ := encodeFileWith(f, b, p, keep, Options{Mix: true}, repeating(small, p.Config().Subspaces))
+	mdata, _ := os.ReadFile(mpath)
+	f.Add(mdata)
 	f.Fuzz(func(t *testing.T, d []byte) {
 		r, err := OpenReaderAt(bytes.NewReader(d), int64(len(d)), "fuzz")
 		if err != nil {

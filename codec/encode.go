@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 
 	"github.com/memowm/memowm/entropy"
+	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
 )
@@ -40,6 +41,12 @@ type SimOptions struct {
 	// Mix codes every state under the mixing prior, as a memory file
 	// written with Options.Mix does (lossless only).
 	Mix bool
+	// Neighbours is the bundle's neighbour order (NeighboursOf its
+	// quantizer), which Mix needs.
+	Neighbours *Neighbours
+	// MixWithout leaves parts of the mixing prior out (ablations; no file
+	// can hold them).
+	MixWithout MixPart
 }
 
 // encodeBatch runs the closed loop over eps as one predictor batch and
@@ -69,7 +76,8 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 			reps[i] = newRepeatCoder(h.Slots, h.Subspaces)
 		}
 		if h.Mix {
-			mixes[i] = newMixCoder(h.Slots, h.Subspaces, h.Codewords, bits)
+			mixes[i] = newMixCoder(h.Slots, h.Subspaces, h.Codewords, bits, opt.Neighbours)
+			mixes[i].without = opt.MixWithout
 			mixes[i].start(loops[i].recon)
 		}
 		out[i].stats = EpisodeStats{ID: ep.ID, Observations: len(ep.Codes)}
@@ -210,6 +218,12 @@ func SimulateWith(p worldmodel.Predictor, keep Keeper, eps []*trajectory.Episode
 		SlotRepeat: opt.SlotRepeat, Mix: opt.Mix}
 	if opt.Mix && opt.SlotRepeat {
 		return nil, fmt.Errorf("codec: the mixing prior has its own slot repeat decisions; choose one")
+	}
+	if opt.Mix && (opt.Neighbours == nil || opt.Neighbours.C != cfg.Codewords || len(opt.Neighbours.rank) != opt.Neighbours.books*cfg.Codewords*cfg.Codewords || cfg.Coords()%opt.Neighbours.books != 0) {
+		return nil, fmt.Errorf("codec: the mixing prior needs the neighbour order of the bundle's quantizer (SimOptions.Neighbours)")
+	}
+	if pol, ok := keep.(model.Policy); opt.Mix && (!ok || !pol.Lossless()) {
+		return nil, fmt.Errorf("codec: the mixing prior is lossless only in this version")
 	}
 	enc, err := encodeBatch(p, h, keep, eps, true, opt)
 	if err != nil {

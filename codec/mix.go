@@ -56,14 +56,11 @@ func (b bitDecoder) code(_ int, p1 uint32) (int, error) { return b.d.DecodeBit(p
 // Mixing-prior sizes and rates. Changing any of them changes the files:
 // they are part of the format (Header.Mix).
 const (
-	mixTableBits   = 15  // log2 blocks per context table
-	mixMatchBits   = 18  // log2 entries of the match index
-	mixCounterLim  = 255 // count limit of context counters
+	mixTableBits   = 15 // log2 blocks per context table
+	mixMatchBits   = 18 // log2 entries of the match index
 	mixDirectLim   = 1023
-	mixLR          = 6 // the symbol mixer's learning rate
 	mixFlagLR      = 4 // the flag mixer's learning rate
-	mixAPMRate     = 7
-	mixSymInputs   = 8
+	mixSymInputs   = 13
 	mixFlagInputs  = 6
 	mixMaxMatchLen = 15
 )
@@ -109,16 +106,14 @@ type mixCoder struct {
 	nodes                   int // 1 << bits
 
 	o1, o2, om, ow *ctxTable
-	direct         [2][16]entropy.Counter // previous code / match: by (length bucket); p(predicted bit right)
-	sym            *entropy.Mixer
+	ot, os, o0, o3 *ctxTable
+	nb             *Neighbours
+	direct         [3][32]entropy.Counter // previous code / match / transition: p(predicted bit right) by bucket
+	sym, sym2      *entropy.Mixer
 	apm1, apm2     *entropy.APM
 
-	// match model
-	index   []int32 // hash(j, three codes before) -> state index + 1
-	mState  int     // matched state index, valid when mLen > 0
-	mLen    int
+	match   matchModel
 	history [][]uint8 // the reconstructed states so far (shared with the loop)
-	cur     []uint8   // the state being coded
 
 	// slot flags
 	flagPrev, flagPrev2 []uint8
@@ -132,17 +127,33 @@ type mixCoder struct {
 
 	cum      []uint32
 	repeated int // coordinates copied by repeat decisions in the last codeState
+	without  MixPart
 }
 
-func newMixCoder(slots, perSlot, C, bits int) *mixCoder {
+// MixPart names parts of the mixing prior, for ablations (SimOptions.MixWithout).
+type MixPart uint
+
+const (
+	// MixWorldModel is the world model's input (and its features in the
+	// repeat decisions).
+	MixWorldModel MixPart = 1 << iota
+	// MixMatch is the long-range match model.
+	MixMatch
+	// MixContexts are the adaptive context models (the symbol contexts, and
+	// all repeat-decision contexts but the slot's own history).
+	MixContexts
+)
+
+func newMixCoder(slots, perSlot, C, bits int, nb *Neighbours) *mixCoder {
 	nodes := 1 << bits
-	m := &mixCoder{slots: slots, perSlot: perSlot, C: C, bits: bits, nodes: nodes,
+	m := &mixCoder{slots: slots, perSlot: perSlot, C: C, bits: bits, nodes: nodes, nb: nb, os: newCtxTable(8, nodes),
+		o0: newCtxTable(11, nodes), o3: newCtxTable(mixTableBits, nodes),
 		o1: newCtxTable(mixTableBits, nodes), o2: newCtxTable(mixTableBits, nodes),
-		om: newCtxTable(mixTableBits, nodes), ow: newCtxTable(mixTableBits, nodes),
-		sym:   entropy.NewMixer(mixSymInputs, bits*3*2*4, 0, mixLR),
+		om: newCtxTable(mixTableBits, nodes), ow: newCtxTable(mixTableBits, nodes), ot: newCtxTable(mixTableBits, nodes),
+		sym:   entropy.NewMixer(mixSymInputs, bits*3*3*2*4, 0, mixLR),
 		apm1:  entropy.NewAPM(nodes*3, mixAPMRate),
 		apm2:  entropy.NewAPM(nodes*3, mixAPMRate),
-		index: make([]int32, 1<<mixMatchBits),
+		match: newMatchModel(slots, perSlot),
 
 		flagPrev: make([]uint8, slots), flagPrev2: make([]uint8, slots),
 		fSlot:    fill(make([]entropy.Counter, slots*4)),
@@ -155,7 +166,9 @@ func newMixCoder(slots, perSlot, C, bits int) *mixCoder {
 		cum:      make([]uint32, C+1),
 	}
 	// Start by trusting the world model and the previous code a little.
-	m.sym.SetWeights([]int32{0, 20000, 16000, 16000, 16000, 16000, 16000, 16000})
+	m.sym2 = entropy.NewMixer(mixSymInputs, nodes, 0, mixLR)
+	m.sym2.SetWeights([]int32{0, 20000, 16000, 16000, 16000, 16000, 16000, 16000, 16000, 16000, 16000, 16000, 16000})
+	m.sym.SetWeights([]int32{0, 20000, 16000, 16000, 16000, 16000, 16000, 16000, 16000, 16000, 16000, 16000, 16000})
 	m.flag.SetWeights([]int32{0, 20000, 20000, 20000, 20000, 20000})
 	for i := range m.flagPrev {
 		m.flagPrev[i], m.flagPrev2[i] = 1, 1
@@ -173,38 +186,6 @@ func fill(c []entropy.Counter) []entropy.Counter {
 		c[i] = entropy.CounterInit
 	}
 	return c
-}
-
-// start indexes the initial state z_0 (coded raw) for the match model.
-func (m *mixCoder) start(history [][]uint8) {
-	m.history = history
-	z := history[0]
-	for j := range z {
-		m.index[m.matchKey(0, j)] = 1
-	}
-}
-
-// matchKey is the match index slot of coordinate j of state t: a hash of j
-// and the three codes before it in coding order (reaching into state t-1
-// for j < 3).
-func (m *mixCoder) matchKey(t, j int) int {
-	key := uint64(j) << 24
-	for k := 1; k <= 3; k++ {
-		i, s := j-k, t
-		if i < 0 {
-			i += len(m.history[0])
-			s--
-		}
-		c := uint64(0xff)
-		switch {
-		case s == len(m.history):
-			c = uint64(m.cur[i])
-		case s >= 0:
-			c = uint64(m.history[s][i])
-		}
-		key |= c << (8 * (k - 1))
-	}
-	return int(mixHash(key) & (1<<mixMatchBits - 1))
 }
 
 // actionKey hashes an action's type and payload.
@@ -244,6 +225,12 @@ func changedBucket(n int) int {
 	return 7
 }
 
+// start takes the episode's initial state z_0 (coded raw).
+func (m *mixCoder) start(history [][]uint8) {
+	m.history = history
+	m.match.start(history[0])
+}
+
 // codeState codes (writer: truth set) or decodes (truth nil) state t into
 // rec, given the world model's prediction for it and the action that led to
 // it; it returns the ideal cost in Q16 bits. rec must have J entries;
@@ -257,7 +244,6 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 	}
 	total := uint32(1) << prec
 	akey := actionKey(a)
-	m.cur = rec
 	changedSlots := 0
 	m.repeated = 0
 	for s := 0; s < m.slots; s++ {
@@ -268,6 +254,9 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 			wmCost += uint64(entropy.CostQ16(pr.Table(j)[prev[j]], total))
 		}
 		wb := wmBucket(wmCost)
+		if m.without&MixWorldModel != 0 {
+			wb = 0
+		}
 		pf, pf2 := int(m.flagPrev[s]), int(m.flagPrev2[s])
 		cb := changedBucket(changedSlots)
 		c1 := &m.fSlot[s*4+pf*2+pf2]
@@ -277,10 +266,17 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 		c5 := &m.fSlotWM[s*16+wb]
 		m.flag.Add(256)
 		m.flag.Add(entropy.Stretch(c1.P16()))
-		m.flag.Add(entropy.Stretch(c2.P16()))
-		m.flag.Add(entropy.Stretch(c3.P16()))
-		m.flag.Add(entropy.Stretch(c4.P16()))
-		m.flag.Add(entropy.Stretch(c5.P16()))
+		if m.without&MixContexts == 0 {
+			m.flag.Add(entropy.Stretch(c2.P16()))
+			m.flag.Add(entropy.Stretch(c3.P16()))
+			m.flag.Add(entropy.Stretch(c4.P16()))
+			m.flag.Add(entropy.Stretch(c5.P16()))
+		} else {
+			m.flag.Add(0)
+			m.flag.Add(0)
+			m.flag.Add(0)
+			m.flag.Add(0)
+		}
 		pm := m.flag.Mix(pf*8 + cb)
 		pa := m.fapm.Refine(pm, s*2+pf)
 		p := entropy.ClampP16((int64(pm) + 3*int64(pa)) >> 2)
@@ -293,6 +289,8 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 			return 0, err
 		}
 		cost += uint64(entropy.CostBitQ16(y, p))
+		DebugFlagQ16 += uint64(entropy.CostBitQ16(y, p))
+		DebugFlags++
 		for _, c := range []*entropy.Counter{c1, c2, c3, c4, c5} {
 			c.Update(y, mixCounterLim)
 		}
@@ -302,13 +300,12 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 		if y == 1 {
 			m.repeated += m.perSlot
 			copy(rec[lo:hi], prev[lo:hi])
-			for j := lo; j < hi; j++ {
-				m.advanceMatch(t, j, rec[j])
-			}
 			continue
 		}
 		changedSlots++
+		m.match.beginSlot(m.history, s, m.without&MixMatch == 0)
 		changed := 0
+		var slotCost uint64
 		for j := lo; j < hi; j++ {
 			cb := min(changed, 2)
 			if j == hi-1 && changed == 0 {
@@ -318,47 +315,47 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 			if truth != nil {
 				z = int(truth[j])
 			}
-			c, bitsCost, err := m.codeSymbol(io, pr, j, z, prev, prev2, cb)
+			c, bitsCost, err := m.codeSymbol(io, pr, j, z, prev, prev2, rec, cb)
 			if err != nil {
 				return 0, err
 			}
 			cost += bitsCost
+			DebugSymQ16 += bitsCost
+			slotCost += bitsCost
+			DebugSyms++
 			rec[j] = uint8(c)
+			if c == int(prev[j]) {
+				DebugSymSame++
+				DebugSymSameQ16 += bitsCost
+			}
 			if rec[j] != prev[j] {
 				changed++
 			}
-			m.advanceMatch(t, j, rec[j])
+			m.match.advance(m.history, rec, j)
 		}
-	}
-	return cost, nil
-}
-
-// advanceMatch moves the match model past coordinate j of state t, whose
-// reconstructed code is c: it checks the match's prediction, indexes the
-// position and, without a match, looks for one for coordinate j+1.
-func (m *mixCoder) advanceMatch(t, j int, c uint8) {
-	if m.mLen > 0 {
-		if m.history[m.mState][j] == c {
-			m.mLen++
+		m.match.endSlot(t, s)
+		if DebugSeen == nil {
+			DebugSeen = map[uint64]bool{}
+		}
+		hh := m.match.slotHash(rec, lo) ^ uint64(len(m.history))<<50
+		_ = hh
+		seen := false
+		for tt := 0; tt < t; tt++ {
+			if m.match.hashes[tt][s] == m.match.slotHash(rec, lo) {
+				seen = true
+				break
+			}
+		}
+		if seen {
+			DebugSeenQ16 += slotCost
+			DebugSeenN++
 		} else {
-			m.mLen = 0
+			DebugNovelQ16 += slotCost
+			DebugNovelN++
 		}
 	}
-	m.index[m.matchKey(t, j)] = int32(t + 1)
-}
-
-// matchFor returns the match model's predicted code for coordinate j of
-// state t (and its length), or -1.
-func (m *mixCoder) matchFor(t, j int) (int, int) {
-	if m.mLen == 0 {
-		if v := int(m.index[m.matchKey(t, j)]); v > 0 && v-1 < t {
-			m.mState, m.mLen = v-1, 1
-		}
-	}
-	if m.mLen > 0 {
-		return int(m.history[m.mState][j]), m.mLen
-	}
-	return -1, 0
+	m.match.endState(rec)
+	return cost, nil
 }
 
 func equalCodes(a, b []uint8) bool {
@@ -372,4 +369,19 @@ func equalCodes(a, b []uint8) bool {
 
 func errOutsideCodewords(c, C int) error {
 	return fmt.Errorf("%w: decoded code %d is outside the %d codewords", ErrFormat, c, C)
+}
+
+var DebugFlagQ16, DebugFlags, DebugSymQ16, DebugSyms, DebugSymSame, DebugSymSameQ16 uint64
+
+var DebugSeen map[uint64]bool
+var DebugSeenQ16, DebugSeenN, DebugNovelQ16, DebugNovelN uint64
+
+var mixCounterLim uint32 = 30
+var mixLR = 64
+var mixAPMRate uint = 6
+var mixTwo = true
+var mixFinal = [3]int64{2, 3, 3}
+
+func SetTune(lim uint32, lr int, apm uint, fin [3]int64, two bool) {
+	mixCounterLim, mixLR, mixAPMRate, mixFinal, mixTwo = lim, lr, apm, fin, two
 }

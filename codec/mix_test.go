@@ -1,36 +1,257 @@
 package codec
 
 import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"os"
+	"runtime"
 	"testing"
 
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/trajectory"
 )
 
+// TestMixRoundTrip writes mixed files of the fixture and of screens whose
+// slots mostly repeat, decodes them and compares every code and action; on
+// repeating screens the mix must beat the world model's table alone.
 func TestMixRoundTrip(t *testing.T) {
 	_, eps0 := fixture(t)
 	keep := model.Policy{Kind: model.KeepAll}
 	b, p := testBundle(t, 1, keep)
-	for _, eps := range [][]*trajectory.Episode{eps0, repeating(eps0, p.Config().Subspaces)} {
+	for k, eps := range [][]*trajectory.Episode{eps0, repeating(eps0, p.Config().Subspaces)} {
 		path, stats := encodeFileWith(t, b, p, keep, Options{Mix: true}, eps)
 		_, plain := encodeFileWith(t, b, p, keep, Options{}, eps)
 		r, err := Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !r.Header().Mix {
-			t.Fatal("the header lost the mix flag")
+		if !r.Header().Mix || r.Header().SlotRepeat {
+			t.Fatalf("header %+v", r.Header())
 		}
 		r.Close()
 		got := decodeFile(t, path, b, p)
 		var bits, plainBits float64
+		var payload int64
 		for i, ep := range eps {
 			if !sameCodes(got[i].Codes, ep.Codes) || !sameActions(got[i].Actions, ep.Actions) {
 				t.Fatalf("episode %d does not round-trip", ep.ID)
 			}
-			bits += stats[i].StateBits
+			if !sameCodes(stats[i].Recon, ep.Codes) {
+				t.Fatalf("episode %d: the writer's reconstruction is not the input", ep.ID)
+			}
+			bits += stats[i].StateBits + stats[i].ActionBits
 			plainBits += plain[i].StateBits
+			payload += stats[i].Payload
 		}
-		t.Logf("mix %.1f bits, plain %.1f", bits, plainBits)
+		// The coder's stream is within a few bytes per episode of the ideal.
+		if over := float64(payload*8) - bits; over < 0 || over > float64(len(eps))*64 {
+			t.Errorf("payload %d bits, ideal %.1f", payload*8, bits)
+		}
+		t.Logf("mix %.1f bits, world model alone %.1f", bits, plainBits)
+		if k == 1 && bits > 0.8*plainBits {
+			t.Errorf("repeating screens: mix %.1f bits, not well below the world model's %.1f", bits, plainBits)
+		}
+	}
+}
+
+func TestMixDeterministicAcrossGOMAXPROCS(t *testing.T) {
+	_, eps0 := fixture(t)
+	keep := model.Policy{Kind: model.KeepAll}
+	b, p := testBundle(t, 1, keep)
+	eps := repeating(eps0, p.Config().Subspaces)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	runtime.GOMAXPROCS(1)
+	path1, _ := encodeFileWith(t, b, p, keep, Options{Mix: true}, eps)
+	runtime.GOMAXPROCS(2)
+	path2, _ := encodeFileWith(t, b, p, keep, Options{Mix: true}, eps)
+	d1, _ := os.ReadFile(path1)
+	d2, _ := os.ReadFile(path2)
+	if !bytes.Equal(d1, d2) {
+		t.Fatal("GOMAXPROCS 1 and 2 wrote different mixed files")
+	}
+	runtime.GOMAXPROCS(1)
+	got := decodeFile(t, path2, b, p)
+	for i, ep := range eps {
+		if !sameCodes(got[i].Codes, ep.Codes) {
+			t.Fatalf("episode %d differs", ep.ID)
+		}
+	}
+}
+
+// TestMixEpisodesIndependent decodes each episode of a mixed file alone and
+// in a batch of its own: adaptive state starts fresh per episode.
+func TestMixEpisodesIndependent(t *testing.T) {
+	_, eps0 := fixture(t)
+	keep := model.Policy{Kind: model.KeepAll}
+	b, p := testBundle(t, 1, keep)
+	eps := repeating(eps0, p.Config().Subspaces)
+	path, _ := encodeFileWith(t, b, p, keep, Options{Mix: true}, eps)
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.CheckBundle(b); err != nil {
+		t.Fatal(err)
+	}
+	for i := len(eps) - 1; i >= 0; i-- {
+		got, err := r.Decode(p, []int{i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameCodes(got[0].Codes, eps[i].Codes) {
+			t.Fatalf("episode %d decoded alone differs", eps[i].ID)
+		}
+	}
+	// Written alone, an episode's section is the same bytes.
+	one, _ := encodeFileWith(t, b, p, keep, Options{Mix: true}, eps[1:2])
+	r1, err := Open(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r1.Close()
+	s1, _, _, err := r1.section(0)
+	s2, _, _, err2 := r.section(1)
+	if err != nil || err2 != nil || !bytes.Equal(s1, s2) {
+		t.Fatalf("episode 1 codes differently in a batch: %v %v", err, err2)
+	}
+}
+
+// TestMixDamageDetected flips bits and cuts prefixes of a small mixed file:
+// every one is an error, never a panic.
+func TestMixDamageDetected(t *testing.T) {
+	_, eps0 := fixture(t)
+	keep := model.Policy{Kind: model.KeepAll}
+	b, p := testBundle(t, 1, keep)
+	eps := repeating(eps0, p.Config().Subspaces)
+	small := []*trajectory.Episode{{ID: 5, Codes: eps[0].Codes[:4], Actions: eps[0].Actions[:3]}}
+	path, _ := encodeFileWith(t, b, p, keep, Options{Mix: true}, small)
+	data, _ := os.ReadFile(path)
+	try := func(d []byte) error {
+		r, err := OpenReaderAt(bytes.NewReader(d), int64(len(d)), "damaged")
+		if err != nil {
+			return err
+		}
+		if err := r.CheckBundle(b); err != nil {
+			return err
+		}
+		_, err = r.Decode(p, nil)
+		return err
+	}
+	if err := try(data); err != nil {
+		t.Fatal(err)
+	}
+	step := 1
+	if testing.Short() {
+		step = 5
+	}
+	for bit := 0; bit < len(data)*8; bit += step {
+		d := bytes.Clone(data)
+		d[bit/8] ^= 1 << (bit % 8)
+		if try(d) == nil {
+			t.Fatalf("flipping bit %d of %d went unnoticed", bit, len(data)*8)
+		}
+	}
+	for n := 0; n < len(data); n++ {
+		if try(data[:n]) == nil {
+			t.Fatalf("a cut to %d of %d bytes went unnoticed", n, len(data))
+		}
+	}
+	// The coder stream damaged under a recomputed section CRC goes through
+	// the mixing decoder: it must fail (a decoder error or the codes CRC),
+	// never panic.
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := r.index[0]
+	r.Close()
+	lo := int(e.Offset) + sectionHead + packedLen(1024, 6)
+	hi := int(e.Offset+e.Length) - sectionTail
+	for bit := lo * 8; bit < hi*8; bit += step {
+		d := bytes.Clone(data)
+		d[bit/8] ^= 1 << (bit % 8)
+		sec := d[e.Offset : e.Offset+e.Length]
+		binary.LittleEndian.PutUint32(sec[len(sec)-4:], crc32.Checksum(sec[:len(sec)-4], castagnoli))
+		if try(d) == nil {
+			t.Fatalf("flipping stream bit %d under a good section CRC went unnoticed", bit)
+		}
+	}
+	t.Logf("%d-byte mixed file: every bit flip (step %d) and truncation detected", len(data), step)
+}
+
+func TestMixHeaderAndRefusals(t *testing.T) {
+	_, eps := fixture(t)
+	keep := model.Policy{Kind: model.KeepAll}
+	b, p := testBundle(t, 1, keep)
+	path, _ := encodeFileWith(t, b, p, keep, Options{Mix: true}, eps[:1])
+	data, _ := os.ReadFile(path)
+	if h, err := parseHeader(data); err != nil || !h.Mix || h.SlotRepeat {
+		t.Fatalf("header %+v %v", h, err)
+	}
+	// Mix and slot repeat together is no valid header.
+	h := bytes.Clone(data[:headerLen])
+	kind := binary.LittleEndian.Uint32(h[60+16:])
+	binary.LittleEndian.PutUint32(h[60+16:], kind|flagSlotRepeat)
+	binary.LittleEndian.PutUint32(h[headerLen-4:], crc32.Checksum(h[:headerLen-4], castagnoli))
+	if _, err := parseHeader(h); err == nil {
+		t.Fatal("mix with slot repeat accepted")
+	}
+	dir := t.TempDir()
+	if _, err := CreateWith(dir+"/a.mwm", b, p, keep, Options{Mix: true, SlotRepeat: true}); err == nil {
+		t.Fatal("Create took mix with slot repeat")
+	}
+	lossy := model.Policy{Kind: model.MinEntropy, MinEntropyQ16: 1 << 16}
+	if _, err := CreateWith(dir+"/b.mwm", b, p, lossy, Options{Mix: true}); err == nil {
+		t.Fatal("Create took a lossy policy with the mix")
+	}
+	if _, err := SimulateWith(p, lossy, eps[:1], SimOptions{Mix: true}); err == nil {
+		t.Fatal("Simulate took a lossy policy with the mix")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("refused writers left %d files", len(ents))
+	}
+}
+
+// TestMixSimulateAndAblations: Simulate gives the writer's accounting, and
+// every ablation still reconstructs exactly.
+func TestMixSimulateAndAblations(t *testing.T) {
+	_, eps0 := fixture(t)
+	keep := model.Policy{Kind: model.KeepAll}
+	b, p := testBundle(t, 1, keep)
+	eps := repeating(eps0, p.Config().Subspaces)
+	_, stats := encodeFileWith(t, b, p, keep, Options{Mix: true}, eps)
+	nb, err := NeighboursOf(b.OPQ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SimulateWith(p, keep, eps, SimOptions{Mix: true}); err == nil {
+		t.Fatal("Simulate ran the mix without the neighbour order")
+	}
+	sim, err := SimulateWith(p, keep, eps, SimOptions{Mix: true, Neighbours: nb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range eps {
+		if sim[i].StateBits != stats[i].StateBits || sim[i].Repeated != stats[i].Repeated || !sameCodes(sim[i].Recon, eps[i].Codes) {
+			t.Fatalf("episode %d: simulate %+v, writer %+v", eps[i].ID, sim[i].StateBits, stats[i].StateBits)
+		}
+	}
+	for _, w := range []MixPart{MixWorldModel, MixMatch, MixContexts, MixWorldModel | MixMatch | MixContexts} {
+		st, err := SimulateWith(p, keep, eps, SimOptions{Mix: true, MixWithout: w, Neighbours: nb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		diff := false
+		for i := range eps {
+			if !sameCodes(st[i].Recon, eps[i].Codes) {
+				t.Fatalf("without %d: episode %d not reconstructed", w, eps[i].ID)
+			}
+			diff = diff || st[i].StateBits != sim[i].StateBits
+		}
+		if !diff {
+			t.Errorf("leaving out part %d changed nothing", w)
+		}
 	}
 }

@@ -9,29 +9,56 @@ import (
 // and returns the code and its ideal cost in Q16 bits. z is the true code
 // on the writer's side. cb is the slot's changed-so-far bucket (0, 1, 2+,
 // or 3 for the last code of a slot that must change).
-func (m *mixCoder) codeSymbol(io bitIO, pr *worldmodel.Prediction, j, z int, prev, prev2 []uint8, cb int) (int, uint64, error) {
-	t := len(m.history)
+func (m *mixCoder) codeSymbol(io bitIO, pr *worldmodel.Prediction, j, z int, prev, prev2, rec []uint8, cb int) (int, uint64, error) {
 	tbl := pr.Table(j)
+	p := int(prev[j])
+	// Codes are coded as ranks from the previous code (Neighbours): the
+	// world model's table, the true code and the candidates are mapped.
+	order, rank := m.nb.row(j, p)
 	cum := m.cum
 	cum[0] = 0
-	for i, f := range tbl {
-		cum[i+1] = cum[i] + f
+	for r, z := range order {
+		cum[r+1] = cum[r] + tbl[z]
 	}
-	p := int(prev[j])
+	z = int(rank[z])
 	p2 := m.C
 	if prev2 != nil {
 		p2 = int(prev2[j])
 	}
-	mc, ml := m.matchFor(t, j)
-	mcKey := mc
+	mc, ml, tc, tl := m.match.candidates(m.history, rec, j)
+	mcKey, tcKey := mc, tc
 	if mc < 0 {
 		mcKey = m.C
+	} else {
+		mc = int(rank[mc])
+	}
+	if tc < 0 {
+		tcKey = m.C
+	} else {
+		tc = int(rank[tc])
 	}
 	ju := uint64(j) << 20
 	b1 := m.o1.block(1<<60 | ju | uint64(p))
 	b2 := m.o2.block(2<<60 | ju | uint64(p)<<8 | uint64(p2))
 	bm := m.om.block(3<<60 | ju | uint64(mcKey)<<8 | uint64(min(ml, 3)))
-	bw := m.ow.block(4<<60 | ju | uint64(pr.Mode[j])<<8 | uint64(cb))
+	mode := uint64(pr.Mode[j])
+	noWM, noCtx := m.without&MixWorldModel != 0, m.without&MixContexts != 0
+	if noWM {
+		mode = 0
+	}
+	bw := m.ow.block(4<<60 | ju | mode<<8 | uint64(cb))
+	bt := m.ot.block(5<<60 | ju | uint64(tcKey)<<8 | uint64(min(tl, 3)))
+	left := m.C // the code before j in this slot, if any
+	if j%m.perSlot > 0 {
+		left = int(rec[j-1])
+	}
+	b0 := m.o0.block(7<<60 | ju)
+	b3 := m.o3.block(8<<60 | ju | uint64(left))
+	bs := m.os.block(6<<60 | uint64(cb)<<8 | uint64(boolInt(mc >= 0))<<1 | uint64(boolInt(tc >= 0)))
+	tmem := 0
+	if m.match.tMemory {
+		tmem = 16
+	}
 
 	var cost uint64
 	node := 1
@@ -53,19 +80,20 @@ func (m *mixCoder) codeSymbol(io bitIO, pr *worldmodel.Prediction, j, z int, pre
 		hi := lo + 1<<(shift+1)
 		lo, mid, hi = min(lo, m.C), min(mid, m.C), min(hi, m.C)
 		var pw uint32 = 1 << 15
-		if all := cum[hi] - cum[lo]; all > 0 {
+		if all := cum[hi] - cum[lo]; all > 0 && !noWM {
 			pw = entropy.ClampP16(int64(uint64(cum[hi]-cum[mid]) << 16 / uint64(all)))
 		}
 		prefix := node - 1<<d // the bits decided so far
 		// Direct predictions: the previous code and the match's code, while
 		// their bits above agree with the ones decided.
-		pAgree := p>>(shift+1) == prefix
+		pAgree := prefix == 0 // the previous code is rank 0
 		mAgree := mc >= 0 && mc>>(shift+1) == prefix
-		var xp, xm int32
-		var cp, cm *entropy.Counter
-		pe, me := 0, 0
+		tAgree := tc >= 0 && tc>>(shift+1) == prefix
+		var xp, xm, xt int32
+		var cp, cm, ct *entropy.Counter
+		pe, me, te := 0, 0, 0
 		if pAgree {
-			pe = p >> shift & 1
+			pe = 0
 			cp = &m.direct[0][min(cb, 3)*4+min(d, 3)]
 			xp = entropy.Stretch(cp.P16())
 			if pe == 0 {
@@ -80,22 +108,51 @@ func (m *mixCoder) codeSymbol(io bitIO, pr *worldmodel.Prediction, j, z int, pre
 				xm = -xm
 			}
 		}
-		k1, k2, km, kw := &b1[node], &b2[node], &bm[node], &bw[node]
+		if tAgree {
+			te = tc >> shift & 1
+			ct = &m.direct[2][tmem+min(tl, 15)]
+			xt = entropy.Stretch(ct.P16())
+			if te == 0 {
+				xt = -xt
+			}
+		}
+		k1, k2, km, kw, kt, ks, k0, k3 := &b1[node], &b2[node], &bm[node], &bw[node], &bt[node], &bs[node], &b0[node], &b3[node]
 		mx := m.sym
 		mx.Add(256)
 		mx.Add(entropy.Stretch(pw))
-		mx.Add(entropy.Stretch(k1.P16()))
-		mx.Add(entropy.Stretch(k2.P16()))
-		mx.Add(entropy.Stretch(km.P16()))
-		mx.Add(entropy.Stretch(kw.P16()))
+		if noCtx {
+			for range 8 {
+				mx.Add(0)
+			}
+		} else {
+			mx.Add(entropy.Stretch(k1.P16()))
+			mx.Add(entropy.Stretch(k2.P16()))
+			mx.Add(entropy.Stretch(km.P16()))
+			mx.Add(entropy.Stretch(kw.P16()))
+			mx.Add(entropy.Stretch(kt.P16()))
+			mx.Add(entropy.Stretch(ks.P16()))
+			mx.Add(entropy.Stretch(k0.P16()))
+			mx.Add(entropy.Stretch(k3.P16()))
+		}
 		mx.Add(xp)
 		mx.Add(xm)
+		mx.Add(xt)
 		agree := 0
 		if pAgree {
 			agree = 1
 		}
-		set := ((d*3+mset)*2+agree)*4 + cb
-		pm := mx.Mix(set)
+		tset := 0
+		if tAgree {
+			tset = 1 + te
+		}
+		set := (((d*3+mset)*3+tset)*2+agree)*4 + cb
+		m.sym2.CopyInputs(mx)
+		pm1 := mx.Mix(set)
+		pm := pm1
+		if mixTwo {
+			pm2 := m.sym2.Mix(node)
+			pm = entropy.Squash((entropy.Stretch(pm1) + entropy.Stretch(pm2)) >> 1)
+		}
 		pctx := 0
 		if pAgree {
 			pctx = 1 + pe
@@ -106,7 +163,7 @@ func (m *mixCoder) codeSymbol(io bitIO, pr *worldmodel.Prediction, j, z int, pre
 		}
 		a1 := m.apm1.Refine(pm, node*3+pctx)
 		a2 := m.apm2.Refine(pm, node*3+mctx)
-		pf := entropy.ClampP16((2*int64(pm) + 3*int64(a1) + 3*int64(a2)) >> 3)
+		pf := entropy.ClampP16((mixFinal[0]*int64(pm) + mixFinal[1]*int64(a1) + mixFinal[2]*int64(a2)) >> 3)
 		y := z >> shift & 1
 		y, err := io.code(y, pf)
 		if err != nil {
@@ -114,12 +171,22 @@ func (m *mixCoder) codeSymbol(io bitIO, pr *worldmodel.Prediction, j, z int, pre
 		}
 		cost += uint64(entropy.CostBitQ16(y, pf))
 		mx.Update(y)
+		if mixTwo {
+			m.sym2.Update(y)
+		}
 		m.apm1.Update(y)
 		m.apm2.Update(y)
 		k1.Update(y, mixCounterLim)
 		k2.Update(y, mixCounterLim)
 		km.Update(y, mixCounterLim)
 		kw.Update(y, mixCounterLim)
+		kt.Update(y, mixCounterLim)
+		ks.Update(y, mixCounterLim)
+		k0.Update(y, mixCounterLim)
+		k3.Update(y, mixCounterLim)
+		if ct != nil {
+			ct.Update(boolInt(y == te), mixDirectLim)
+		}
 		if cp != nil {
 			cp.Update(boolInt(y == pe), mixDirectLim)
 		}
@@ -132,7 +199,7 @@ func (m *mixCoder) codeSymbol(io bitIO, pr *worldmodel.Prediction, j, z int, pre
 	if c >= m.C {
 		return 0, 0, errOutsideCodewords(c, m.C)
 	}
-	return c, cost, nil
+	return int(order[c]), cost, nil
 }
 
 func boolInt(b bool) int {

@@ -23,6 +23,7 @@ type Reader struct {
 	size  int64
 	hdr   *Header
 	index []indexEntry
+	nb    *Neighbours // set by CheckBundle for a mixed file
 }
 
 // EpisodeInfo is what the index says about one episode.
@@ -153,6 +154,16 @@ func (r *Reader) CheckBundle(b *model.Bundle) error {
 		return fmt.Errorf("codec: %s: %w: the file needs bundle %s, this one is %s",
 			r.path, ErrBundle, hex.EncodeToString(r.hdr.Bundle[:]), hex.EncodeToString(h[:]))
 	}
+	if r.hdr.Mix {
+		nb, err := NeighboursOf(b.OPQ)
+		if err != nil {
+			return fmt.Errorf("codec: %s: %w", r.path, err)
+		}
+		if nb.C != r.hdr.Codewords || r.hdr.Coords()%nb.books != 0 {
+			return fmt.Errorf("codec: %s: %w: the bundle's quantizer does not fit the file's geometry", r.path, ErrFormat)
+		}
+		r.nb = nb
+	}
 	if r.hdr.Policy.Kind == model.Risk {
 		if b.Policy.Kind != model.Risk {
 			return fmt.Errorf("codec: %s: %w: the file uses a risk policy, the bundle has none", r.path, ErrFormat)
@@ -233,7 +244,10 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 			reps[k] = newRepeatCoder(h.Slots, h.Subspaces)
 		}
 		if h.Mix {
-			mixes[k] = newMixCoder(h.Slots, h.Subspaces, h.Codewords, h.codeBits())
+			if r.nb == nil {
+				return nil, fmt.Errorf("codec: %s: the mixing prior needs the bundle's quantizer (call CheckBundle first)", r.path)
+			}
+			mixes[k] = newMixCoder(h.Slots, h.Subspaces, h.Codewords, h.codeBits(), r.nb)
 			mixes[k].start(loops[k].recon)
 		}
 		crcs[k] = crc

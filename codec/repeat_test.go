@@ -150,7 +150,7 @@ func TestSlotRepeatDamageAndFlags(t *testing.T) {
 	// A header with an unknown coding flag is refused, even with a valid CRC.
 	h := bytes.Clone(data[:headerLen])
 	kind := binary.LittleEndian.Uint32(h[60+16:])
-	binary.LittleEndian.PutUint32(h[60+16:], kind|1<<17)
+	binary.LittleEndian.PutUint32(h[60+16:], kind|1<<18)
 	binary.LittleEndian.PutUint32(h[headerLen-4:], crc32.Checksum(h[:headerLen-4], castagnoli))
 	if _, err := parseHeader(h); err == nil {
 		t.Fatal("an unknown coding flag was accepted")

@@ -26,7 +26,8 @@ type Writer struct {
 	index []indexEntry
 	ids   map[int64]bool
 	done  bool
-	err   error // sticky
+	err   error       // sticky
+	nb    *Neighbours // the bundle's neighbour order, with Options.Mix
 
 	// KeepRecon makes Write return every episode's reconstructed codes in
 	// EpisodeStats.Recon (the codes the decoder will return).
@@ -82,11 +83,18 @@ func CreateWith(path string, b *model.Bundle, p worldmodel.Predictor, policy mod
 	if err := policy.CheckCoords(hdr.Coords()); err != nil {
 		return nil, err
 	}
+	var nb *Neighbours
+	if opt.Mix {
+		var err error
+		if nb, err = NeighboursOf(b.OPQ); err != nil {
+			return nil, err
+		}
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return nil, fmt.Errorf("codec: %w", err)
 	}
-	w := &Writer{path: path, tmp: tmp, bw: bufio.NewWriterSize(tmp, 1<<20), hdr: hdr, pred: p, ids: map[int64]bool{}}
+	w := &Writer{path: path, tmp: tmp, bw: bufio.NewWriterSize(tmp, 1<<20), hdr: hdr, pred: p, ids: map[int64]bool{}, nb: nb}
 	h := hdr.marshal()
 	w.bw.Write(h)
 	w.off = uint64(len(h))
@@ -133,7 +141,7 @@ func (w *Writer) write(eps []*trajectory.Episode) ([]EpisodeStats, error) {
 		}
 		w.ids[ep.ID] = true
 	}
-	enc, err := encodeBatch(w.pred, w.hdr, w.hdr.Policy, eps, w.KeepRecon, SimOptions{})
+	enc, err := encodeBatch(w.pred, w.hdr, w.hdr.Policy, eps, w.KeepRecon, SimOptions{Neighbours: w.nb})
 	if err != nil {
 		return nil, err
 	}

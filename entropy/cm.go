@@ -84,6 +84,12 @@ func (m *Mixer) Add(st int32) {
 	m.k++
 }
 
+// CopyInputs sets the inputs of the current bit to from's (both mixers
+// must take the same number of inputs).
+func (m *Mixer) CopyInputs(from *Mixer) {
+	m.k = copy(m.x, from.x[:from.k])
+}
+
 // Mix returns the mixed P16 with weight set set and keeps what Update needs.
 func (m *Mixer) Mix(set int) uint32 {
 	m.set = set

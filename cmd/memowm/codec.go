@@ -119,6 +119,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	lambda := fs.Float64("lambda", math.NaN(), "retention lambda; 0 keeps every coordinate (lossless). Default: the bundle's policy")
 	minH := fs.Float64("min-entropy", 0, "omit coordinates whose predictive entropy is below this many bits (the Uncertainty baseline; 0: off)")
 	slotRepeat := fs.Bool("slot-repeat", false, "code one repeat flag per slot before each state: a slot equal to the previous\nreconstruction is copied without the model (pays on recorded screens)")
+	prior := fs.String("prior", "auto", "the prior states are coded under: mix (the world model mixed with adaptive\ncontext models and long-range copy; lossless only), wm (the world model's\ntable alone), or auto (mix when the policy is lossless and --slot-repeat is\nnot given, else wm)")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	asJSON := fs.Bool("json", false, "print the accounting as JSON")
@@ -131,6 +132,15 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	}
 	if *in == "" || *out == "" {
 		return usagef("--model BUNDLE, --in TRAJ and --out MEM are required")
+	}
+	switch *prior {
+	case "auto", "wm":
+	case "mix":
+		if *slotRepeat {
+			return usagef("--prior mix has its own slot repeat decisions: drop --slot-repeat")
+		}
+	default:
+		return usagef("--prior %q: want auto, mix or wm", *prior)
 	}
 	if *batch < 1 {
 		return usagef("--batch %d must be at least 1", *batch)
@@ -165,7 +175,11 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	if meta.Content == trajectory.States && meta.Shape != b.OPQ.Shape() {
 		return fmt.Errorf("%s holds %v states, but the bundle's quantizer takes %v", *in, meta.Shape, b.OPQ.Shape())
 	}
-	w, err := codec.CreateWith(*out, b, p, policy, codec.Options{SlotRepeat: *slotRepeat})
+	mix := *prior == "mix" || *prior == "auto" && policy.Lossless() && !*slotRepeat
+	if mix && !policy.Lossless() {
+		return usagef("--prior mix is lossless only in this version, and the policy is %s: give --lambda 0, or --prior wm", policy)
+	}
+	w, err := codec.CreateWith(*out, b, p, policy, codec.Options{SlotRepeat: *slotRepeat, Mix: mix})
 	if err != nil {
 		return err
 	}
@@ -509,15 +523,15 @@ func inspectMemory(path string, asJSON bool, stdout io.Writer) error {
 		return e.Encode(map[string]any{
 			"path": path, "kind": "memory", "version": codec.Version, "bundle_sha256": fmt.Sprintf("%x", h.Bundle),
 			"profile": h.Profile, "precision": h.Precision, "slots": h.Slots, "subspaces": h.Subspaces, "codewords": h.Codewords,
-			"slot_repeat": h.SlotRepeat,
-			"accounting":  a, "episodes": eps,
+			"slot_repeat": h.SlotRepeat, "prior": priorName(h),
+			"accounting": a, "episodes": eps,
 		})
 	}
 	fmt.Fprintf(stdout, "file          %s (memory file, format %d, %s)\n", path, codec.Version, humanBytes(r.Size()))
 	fmt.Fprintf(stdout, "bundle        sha256 %x\n", h.Bundle)
-	rep := ""
+	rep := ", prior " + priorName(h)
 	if h.SlotRepeat {
-		rep = ", slot repeat flags"
+		rep += ", slot repeat flags"
 	}
 	fmt.Fprintf(stdout, "coding        profile %s, precision %d, %d coordinates of %d codewords, policy %s%s\n",
 		h.Profile, h.Precision, J, h.Codewords, a.Policy, rep)
@@ -563,4 +577,12 @@ func inspectBundle(path string, asJSON bool, stdout io.Writer) error {
 		printRiskPolicy(stdout, b.Policy, nil)
 	}
 	return nil
+}
+
+// priorName names the prior a memory file's states are coded under.
+func priorName(h *codec.Header) string {
+	if h.Mix {
+		return "mix"
+	}
+	return "wm"
 }

@@ -1,0 +1,142 @@
+package codec
+
+// matchModel predicts the codes of a changing slot from earlier states of
+// the episode, two ways:
+//
+//   - the transition candidate: the state that last followed the slot's
+//     current content (the slot held the same codes at t-1 as at t”-1, and
+//     changed at t”), else the state two back when that slot differed
+//     there. It predicts from the slot's first code and is dropped at its
+//     first wrong code.
+//   - the prefix match: a hash of the coordinate and the slot's codes so far
+//     (the last four at most) finds the latest earlier state whose slot
+//     began the same way; it predicts while it is right and is looked up
+//     again after a miss.
+//
+// Every changed slot's positions are indexed as they are coded (a repeated
+// slot's content is already indexed), so the index holds the latest state
+// per key.
+type matchModel struct {
+	perSlot int
+	index   []int32    // prefix key -> state + 1
+	trans   []int32    // transition key -> state + 1
+	hashes  [][]uint64 // content hash of every slot of every state so far
+	on      bool       // this slot's candidates are in use (ablations turn them off)
+
+	t, lo        int // the state and first coordinate of the slot in progress
+	mState, mLen int // prefix match: state, codes matched (0: none)
+	tState, tLen int // transition candidate: state (-1: none), codes matched
+	tMemory      bool
+}
+
+func newMatchModel(slots, perSlot int) matchModel {
+	return matchModel{perSlot: perSlot, index: make([]int32, 1<<mixMatchBits), trans: make([]int32, 1<<mixMatchBits)}
+}
+
+const matchMask = 1<<mixMatchBits - 1
+
+// start indexes the initial state z_0.
+func (m *matchModel) start(z []uint8) {
+	for lo := 0; lo < len(z); lo += m.perSlot {
+		for j := lo + 1; j < lo+m.perSlot; j++ {
+			m.index[m.prefixKey(z, lo, j)] = 1
+		}
+	}
+	m.endState(z)
+}
+
+// slotHash is the content hash of the slot starting at lo.
+func (m *matchModel) slotHash(z []uint8, lo int) uint64 {
+	h := uint64(lo)
+	for _, c := range z[lo : lo+m.perSlot] {
+		h = mixHash(h ^ uint64(c))
+	}
+	return h
+}
+
+// endState records the content hashes of the state just coded.
+func (m *matchModel) endState(z []uint8) {
+	hs := make([]uint64, len(z)/m.perSlot)
+	for s := range hs {
+		hs[s] = m.slotHash(z, s*m.perSlot)
+	}
+	m.hashes = append(m.hashes, hs)
+}
+
+// prefixKey is the index slot of coordinate j given the codes of z from
+// the slot's start lo (the last four at most).
+func (m *matchModel) prefixKey(z []uint8, lo, j int) int {
+	key := uint64(j) << 40
+	for i := max(lo, j-4); i < j; i++ {
+		key = key<<8 | uint64(z[i])
+	}
+	return int(mixHash(key^uint64(j)<<48) & matchMask)
+}
+
+func (m *matchModel) transKey(s int, h uint64) int {
+	return int(mixHash(h^uint64(s)<<52^0x5bd1e995) & matchMask)
+}
+
+// beginSlot readies the candidates of slot s of state t = len(history).
+func (m *matchModel) beginSlot(history [][]uint8, s int, on bool) {
+	t := len(history)
+	m.t, m.lo, m.on = t, s*m.perSlot, on
+	m.mLen, m.tState, m.tLen, m.tMemory = 0, -1, 0, false
+	if !on {
+		return
+	}
+	if v := int(m.trans[m.transKey(s, m.hashes[t-1][s])]) - 1; v >= 0 && v < t {
+		m.tState, m.tMemory = v, true
+	} else if t >= 2 && m.hashes[t-2][s] != m.hashes[t-1][s] {
+		m.tState = t - 2
+	}
+}
+
+// candidates returns the prefix match's and the transition candidate's
+// codes for coordinate j (-1: none) and their lengths; rec holds the
+// slot's codes before j.
+func (m *matchModel) candidates(history [][]uint8, rec []uint8, j int) (mc, ml, tc, tl int) {
+	mc, tc = -1, -1
+	if !m.on {
+		return
+	}
+	if m.mLen == 0 && j > m.lo {
+		if v := int(m.index[m.prefixKey(rec, m.lo, j)]) - 1; v >= 0 && v < m.t {
+			m.mState, m.mLen = v, 1
+		}
+	}
+	if m.mLen > 0 {
+		mc, ml = int(history[m.mState][j]), m.mLen
+	}
+	if m.tState >= 0 {
+		tc, tl = int(history[m.tState][j]), m.tLen
+	}
+	return
+}
+
+// advance checks the candidates against coordinate j's code and indexes it.
+func (m *matchModel) advance(history [][]uint8, rec []uint8, j int) {
+	c := rec[j]
+	if m.mLen > 0 {
+		if history[m.mState][j] == c {
+			m.mLen++
+		} else {
+			m.mLen = 0
+		}
+	}
+	if m.tState >= 0 {
+		if history[m.tState][j] == c {
+			m.tLen++
+		} else {
+			m.tState = -1
+		}
+	}
+	if j > m.lo {
+		m.index[m.prefixKey(rec, m.lo, j)] = int32(m.t + 1)
+	}
+}
+
+// endSlot records that slot s changed at state t after its content at t-1.
+func (m *matchModel) endSlot(t, s int) {
+	m.trans[m.transKey(s, m.hashes[t-1][s])] = int32(t + 1)
+}
