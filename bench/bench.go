@@ -143,6 +143,11 @@ func Run(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, opt
 		gated.Note = fmt.Sprintf("%s; distortion over %d questions", b.Policy, n)
 	}
 	r.Methods = append(r.Methods, gated)
+	mix, err := mixRows(b, p, eps, opt, progress)
+	if err != nil {
+		return nil, err
+	}
+	r.Methods = append(r.Methods, mix...)
 	// Rows are appended above this line: the ratios are set in one pass
 	// over all of them.
 	if err := setRatios(r.Methods, fixed); err != nil {

@@ -25,7 +25,8 @@ func TestRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		names := []string{"fixed-width", "zstd", "zstd-long", "xz", "best-general", "order1-context", "wm-all-send", "wm-repeat", "wm-gated"}
+		names := []string{"fixed-width", "zstd", "zstd-long", "xz", "best-general", "order1-context", "wm-all-send", "wm-repeat", "wm-gated",
+			"wm-mix", "wm-mix-no-wm", "wm-mix-no-copy", "wm-mix-no-contexts"}
 		if len(rep.Methods) != len(names) {
 			t.Fatalf("%d rows", len(rep.Methods))
 		}
@@ -54,6 +55,16 @@ func TestRun(t *testing.T) {
 			}
 		}
 		checkGeneral(t, rep)
+		// The mix and its ablations are lossless, measured, and differ.
+		mix := row(t, rep, "wm-mix")
+		if mix.EncodeObsPerS <= 0 || mix.DecodeObsPerS <= 0 || mix.BitsPerObs > row(t, rep, "fixed-width").BitsPerObs {
+			t.Fatalf("wm-mix %+v", mix)
+		}
+		for _, name := range []string{"wm-mix-no-wm", "wm-mix-no-copy", "wm-mix-no-contexts"} {
+			if a := row(t, rep, name); a.IdealBitsPerObs == mix.IdealBitsPerObs || a.Note == "" {
+				t.Fatalf("%s: %+v (wm-mix ideal %.2f)", name, a, mix.IdealBitsPerObs)
+			}
+		}
 		gated := row(t, rep, "wm-gated")
 		if pol.Lossless() != (gated.KeptFraction == 1) {
 			t.Fatalf("policy %v kept %.3f", pol, gated.KeptFraction)

@@ -63,6 +63,13 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 	acts := make([]*actionCoder, len(eps))
 	reps := make([]*repeatCoder, len(eps))
 	mixes := make([]*mixCoder, len(eps))
+	defer func() {
+		for _, m := range mixes {
+			if m != nil {
+				m.release()
+			}
+		}
+	}()
 	out := make([]encoded, len(eps))
 	maxObs := 0
 	for i, ep := range eps {
@@ -76,7 +83,7 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 			reps[i] = newRepeatCoder(h.Slots, h.Subspaces)
 		}
 		if h.Mix {
-			mixes[i] = newMixCoder(h.Slots, h.Subspaces, h.Codewords, bits, opt.Neighbours)
+			mixes[i] = newMixCoder(h.Slots, h.Subspaces, h.Codewords, bits, opt.Neighbours, len(ep.Codes))
 			mixes[i].without = opt.MixWithout
 			mixes[i].start(loops[i].recon)
 		}

@@ -3,6 +3,7 @@ package codec
 import (
 	"fmt"
 	"hash/fnv"
+	"sync"
 
 	"github.com/memowm/memowm/entropy"
 	"github.com/memowm/memowm/trajectory"
@@ -60,7 +61,8 @@ const (
 	mixMatchBits   = 18 // log2 entries of the match index
 	mixDirectLim   = 1023
 	mixFlagLR      = 4 // the flag mixer's learning rate
-	mixSymInputs   = 13
+	mixSymInputs   = 2 + mixContexts + 3
+	mixContexts    = 6
 	mixFlagInputs  = 6
 	mixMaxMatchLen = 15
 )
@@ -75,6 +77,27 @@ type ctxTable struct {
 func newCtxTable(bits, nodes int) *ctxTable {
 	n := 1 << bits
 	return &ctxTable{nodes: nodes, tags: make([]uint32, n), blocks: make([]entropy.Counter, n*nodes)}
+}
+
+// ctxPools recycle the large symbol-context tables between episodes, by
+// size; a table taken from a pool has its tags cleared, so it behaves as a
+// new one (a block is reset when its tag does not match).
+var ctxPools [24]sync.Pool
+
+func getCtxTable(bits, nodes int) *ctxTable {
+	if t, ok := ctxPools[bits].Get().(*ctxTable); ok && t.nodes == nodes {
+		clear(t.tags)
+		return t
+	}
+	return newCtxTable(bits, nodes)
+}
+
+func putCtxTable(t *ctxTable) {
+	bits := 0
+	for 1<<bits < len(t.tags) {
+		bits++
+	}
+	ctxPools[bits].Put(t)
 }
 
 // block returns key's counters, fresh ones when the slot held another key.
@@ -105,12 +128,13 @@ type mixCoder struct {
 	slots, perSlot, C, bits int
 	nodes                   int // 1 << bits
 
-	o1, o2, om, ow *ctxTable
-	ot, os, o0, o3 *ctxTable
-	nb             *Neighbours
-	direct         [3][32]entropy.Counter // previous code / match / transition: p(predicted bit right) by bucket
-	sym, sym2      *entropy.Mixer
-	apm1, apm2     *entropy.APM
+	ctx        *ctxTable // every symbol context, in blocks of 8 counters
+	keys       [mixContexts]uint64
+	blocks     [mixContexts][]entropy.Counter
+	nb         *Neighbours
+	direct     [3][32]entropy.Counter // previous code / match / transition: p(predicted bit right) by bucket
+	sym, sym2  *entropy.Mixer
+	apm1, apm2 *entropy.APM
 
 	match   matchModel
 	history [][]uint8 // the reconstructed states so far (shared with the loop)
@@ -144,12 +168,17 @@ const (
 	MixContexts
 )
 
-func newMixCoder(slots, perSlot, C, bits int, nb *Neighbours) *mixCoder {
+// newMixCoder returns the mixing state of an episode of obs observations
+// (its context table grows with it, from 2^12 to 2^19 blocks of 36 bytes:
+// 18 MiB at most).
+func newMixCoder(slots, perSlot, C, bits int, nb *Neighbours, obs int) *mixCoder {
 	nodes := 1 << bits
-	m := &mixCoder{slots: slots, perSlot: perSlot, C: C, bits: bits, nodes: nodes, nb: nb, os: newCtxTable(8, nodes),
-		o0: newCtxTable(11, nodes), o3: newCtxTable(mixTableBits, nodes),
-		o1: newCtxTable(mixTableBits, nodes), o2: newCtxTable(mixTableBits, nodes),
-		om: newCtxTable(mixTableBits, nodes), ow: newCtxTable(mixTableBits, nodes), ot: newCtxTable(mixTableBits, nodes),
+	tb := 12
+	for tb < 19 && 1<<tb < obs*slots*perSlot*mixContexts {
+		tb++
+	}
+	m := &mixCoder{slots: slots, perSlot: perSlot, C: C, bits: bits, nodes: nodes, nb: nb,
+		ctx:   getCtxTable(tb, 8),
 		sym:   entropy.NewMixer(mixSymInputs, bits*3*3*2*4, 0, mixLR),
 		apm1:  entropy.NewAPM(nodes*3, mixAPMRate),
 		apm2:  entropy.NewAPM(nodes*3, mixAPMRate),
@@ -167,8 +196,13 @@ func newMixCoder(slots, perSlot, C, bits int, nb *Neighbours) *mixCoder {
 	}
 	// Start by trusting the world model and the previous code a little.
 	m.sym2 = entropy.NewMixer(mixSymInputs, nodes, 0, mixLR)
-	m.sym2.SetWeights([]int32{0, 20000, 16000, 16000, 16000, 16000, 16000, 16000, 16000, 16000, 16000, 16000, 16000})
-	m.sym.SetWeights([]int32{0, 20000, 16000, 16000, 16000, 16000, 16000, 16000, 16000, 16000, 16000, 16000, 16000})
+	w := make([]int32, mixSymInputs)
+	for i := range w {
+		w[i] = 16000
+	}
+	w[0], w[1] = 0, 20000
+	m.sym.SetWeights(w)
+	m.sym2.SetWeights(w)
 	m.flag.SetWeights([]int32{0, 20000, 20000, 20000, 20000, 20000})
 	for i := range m.flagPrev {
 		m.flagPrev[i], m.flagPrev2[i] = 1, 1
@@ -223,6 +257,14 @@ func changedBucket(n int) int {
 		return 6
 	}
 	return 7
+}
+
+// release hands the context table back for reuse; m is unusable after.
+func (m *mixCoder) release() {
+	if m.ctx != nil {
+		putCtxTable(m.ctx)
+		m.ctx = nil
+	}
 }
 
 // start takes the episode's initial state z_0 (coded raw).

@@ -37,28 +37,25 @@ func (m *mixCoder) codeSymbol(io bitIO, pr *worldmodel.Prediction, j, z int, pre
 	} else {
 		tc = int(rank[tc])
 	}
-	ju := uint64(j) << 20
-	b1 := m.o1.block(1<<60 | ju | uint64(p))
-	b2 := m.o2.block(2<<60 | ju | uint64(p)<<8 | uint64(p2))
-	bm := m.om.block(3<<60 | ju | uint64(mcKey)<<8 | uint64(min(ml, 3)))
+	// The contexts (hashed into m.ctx in groups of three tree levels).
 	mode := uint64(pr.Mode[j])
 	noWM, noCtx := m.without&MixWorldModel != 0, m.without&MixContexts != 0
 	if noWM {
 		mode = 0
 	}
-	bw := m.ow.block(4<<60 | ju | mode<<8 | uint64(cb))
-	bt := m.ot.block(5<<60 | ju | uint64(tcKey)<<8 | uint64(min(tl, 3)))
-	left := m.C // the code before j in this slot, if any
-	if j%m.perSlot > 0 {
-		left = int(rec[j-1])
-	}
-	b0 := m.o0.block(7<<60 | ju)
-	b3 := m.o3.block(8<<60 | ju | uint64(left))
-	bs := m.os.block(6<<60 | uint64(cb)<<8 | uint64(boolInt(mc >= 0))<<1 | uint64(boolInt(tc >= 0)))
+	ju := uint64(j) << 20
+	keys := &m.keys
+	keys[0] = 1<<60 | ju | uint64(p)
+	keys[1] = 2<<60 | ju | uint64(p)<<8 | uint64(p2)
+	keys[2] = 3<<60 | ju | uint64(mcKey)<<8 | uint64(min(ml, 3))
+	keys[3] = 4<<60 | ju | mode<<8 | uint64(cb)
+	keys[4] = 5<<60 | ju | uint64(tcKey)<<8 | uint64(min(tl, 3))
+	keys[5] = 6<<60 | uint64(cb)<<8 | uint64(boolInt(mc >= 0))<<1 | uint64(boolInt(tc >= 0))
 	tmem := 0
 	if m.match.tMemory {
 		tmem = 16
 	}
+	blocks := &m.blocks
 
 	var cost uint64
 	node := 1
@@ -73,6 +70,14 @@ func (m *mixCoder) codeSymbol(io bitIO, pr *worldmodel.Prediction, j, z int, pre
 	}
 	for d := 0; d < bits; d++ {
 		shift := uint(bits - 1 - d)
+		if d%3 == 0 {
+			// A new group of levels: its blocks, keyed by the bits so far.
+			g := uint64(node) << 52
+			for i, k := range keys {
+				blocks[i] = m.ctx.block(k ^ g)
+			}
+		}
+		local := node >> (d / 3 * 3) // the node within its group: 1..7
 		// The world model's probability of a 1 here: the node covers codes
 		// [lo, hi), its 1-branch [mid, hi), clipped to the C codewords.
 		lo := (node - 1<<d) << (shift + 1)
@@ -116,23 +121,15 @@ func (m *mixCoder) codeSymbol(io bitIO, pr *worldmodel.Prediction, j, z int, pre
 				xt = -xt
 			}
 		}
-		k1, k2, km, kw, kt, ks, k0, k3 := &b1[node], &b2[node], &bm[node], &bw[node], &bt[node], &bs[node], &b0[node], &b3[node]
 		mx := m.sym
 		mx.Add(256)
 		mx.Add(entropy.Stretch(pw))
-		if noCtx {
-			for range 8 {
+		for i := range blocks {
+			if noCtx {
 				mx.Add(0)
+			} else {
+				mx.Add(entropy.Stretch(blocks[i][local].P16()))
 			}
-		} else {
-			mx.Add(entropy.Stretch(k1.P16()))
-			mx.Add(entropy.Stretch(k2.P16()))
-			mx.Add(entropy.Stretch(km.P16()))
-			mx.Add(entropy.Stretch(kw.P16()))
-			mx.Add(entropy.Stretch(kt.P16()))
-			mx.Add(entropy.Stretch(ks.P16()))
-			mx.Add(entropy.Stretch(k0.P16()))
-			mx.Add(entropy.Stretch(k3.P16()))
 		}
 		mx.Add(xp)
 		mx.Add(xm)
@@ -176,14 +173,9 @@ func (m *mixCoder) codeSymbol(io bitIO, pr *worldmodel.Prediction, j, z int, pre
 		}
 		m.apm1.Update(y)
 		m.apm2.Update(y)
-		k1.Update(y, mixCounterLim)
-		k2.Update(y, mixCounterLim)
-		km.Update(y, mixCounterLim)
-		kw.Update(y, mixCounterLim)
-		kt.Update(y, mixCounterLim)
-		ks.Update(y, mixCounterLim)
-		k0.Update(y, mixCounterLim)
-		k3.Update(y, mixCounterLim)
+		for i := range blocks {
+			blocks[i][local].Update(y, mixCounterLim)
+		}
 		if ct != nil {
 			ct.Update(boolInt(y == te), mixDirectLim)
 		}

@@ -224,6 +224,13 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 	acts := make([]*actionCoder, n)
 	reps := make([]*repeatCoder, n)
 	mixes := make([]*mixCoder, n)
+	defer func() {
+		for _, m := range mixes {
+			if m != nil {
+				m.release()
+			}
+		}
+	}()
 	crcs := make([]uint32, n)
 	obs := make([]int, n)
 	maxObs := 0
@@ -243,15 +250,15 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 		if h.SlotRepeat {
 			reps[k] = newRepeatCoder(h.Slots, h.Subspaces)
 		}
+		obs[k] = int(r.index[i].Observations)
 		if h.Mix {
 			if r.nb == nil {
 				return nil, fmt.Errorf("codec: %s: the mixing prior needs the bundle's quantizer (call CheckBundle first)", r.path)
 			}
-			mixes[k] = newMixCoder(h.Slots, h.Subspaces, h.Codewords, h.codeBits(), r.nb)
+			mixes[k] = newMixCoder(h.Slots, h.Subspaces, h.Codewords, h.codeBits(), r.nb, obs[k])
 			mixes[k].start(loops[k].recon)
 		}
 		crcs[k] = crc
-		obs[k] = int(r.index[i].Observations)
 		maxObs = max(maxObs, obs[k])
 	}
 	J, prec := h.Coords(), h.Precision

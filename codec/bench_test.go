@@ -1,0 +1,77 @@
+package codec
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/memowm/memowm/model"
+)
+
+// Encode and decode speed of the world model's table alone (wm-all-send)
+// and of the mixing prior, on the same bundle and episodes (the fixture's
+// screens with 80% of slots repeating). Compare the two in one run:
+//
+//	go test ./codec -run '^$' -bench 'Encode|Decode' -benchtime 3x
+func benchmarkEncode(b *testing.B, opt Options) {
+	_, eps0 := fixture(b)
+	keep := model.Policy{Kind: model.KeepAll}
+	bun, p := testBundle(b, 1, keep)
+	eps := repeating(eps0, p.Config().Subspaces)
+	obs := 0
+	for _, ep := range eps {
+		obs += len(ep.Codes)
+	}
+	dir := b.TempDir()
+	var size int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		path := filepath.Join(dir, "b.mwm")
+		w, err := CreateWith(path, bun, p, keep, opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := w.Write(eps); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			b.Fatal(err)
+		}
+		fi, _ := os.Stat(path)
+		size = fi.Size()
+	}
+	b.ReportMetric(float64(obs*b.N)/b.Elapsed().Seconds(), "obs/s")
+	b.ReportMetric(float64(size*8)/float64(obs), "bits/obs")
+}
+
+func benchmarkDecode(b *testing.B, opt Options) {
+	_, eps0 := fixture(b)
+	keep := model.Policy{Kind: model.KeepAll}
+	bun, p := testBundle(b, 1, keep)
+	eps := repeating(eps0, p.Config().Subspaces)
+	obs := 0
+	for _, ep := range eps {
+		obs += len(ep.Codes)
+	}
+	path, _ := encodeFileWith(b, bun, p, keep, opt, eps)
+	r, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.CheckBundle(bun); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := r.Decode(p, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(obs*b.N)/b.Elapsed().Seconds(), "obs/s")
+}
+
+func BenchmarkEncodeAllSend(b *testing.B) { benchmarkEncode(b, Options{}) }
+func BenchmarkEncodeMix(b *testing.B)     { benchmarkEncode(b, Options{Mix: true}) }
+func BenchmarkDecodeAllSend(b *testing.B) { benchmarkDecode(b, Options{}) }
+func BenchmarkDecodeMix(b *testing.B)     { benchmarkDecode(b, Options{Mix: true}) }
