@@ -57,9 +57,11 @@ func (b bitDecoder) code(_ int, p1 uint32) (int, error) { return b.d.DecodeBit(p
 // Mixing-prior sizes and rates. Changing any of them changes the files:
 // they are part of the format (Header.Mix).
 const (
-	mixTableBits   = 15 // log2 blocks per context table
 	mixMatchBits   = 18 // log2 entries of the match index
 	mixDirectLim   = 1023
+	mixCounterLim  = 30 // count limit of context counters: they keep adapting
+	mixLR          = 64 // the symbol mixers' learning rate
+	mixAPMRate     = 6
 	mixFlagLR      = 4 // the flag mixer's learning rate
 	mixSymInputs   = 2 + mixContexts + 3
 	mixContexts    = 6
@@ -331,8 +333,6 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 			return 0, err
 		}
 		cost += uint64(entropy.CostBitQ16(y, p))
-		DebugFlagQ16 += uint64(entropy.CostBitQ16(y, p))
-		DebugFlags++
 		for _, c := range []*entropy.Counter{c1, c2, c3, c4, c5} {
 			c.Update(y, mixCounterLim)
 		}
@@ -347,7 +347,6 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 		changedSlots++
 		m.match.beginSlot(m.history, s, m.without&MixMatch == 0)
 		changed := 0
-		var slotCost uint64
 		for j := lo; j < hi; j++ {
 			cb := min(changed, 2)
 			if j == hi-1 && changed == 0 {
@@ -362,39 +361,13 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 				return 0, err
 			}
 			cost += bitsCost
-			DebugSymQ16 += bitsCost
-			slotCost += bitsCost
-			DebugSyms++
 			rec[j] = uint8(c)
-			if c == int(prev[j]) {
-				DebugSymSame++
-				DebugSymSameQ16 += bitsCost
-			}
 			if rec[j] != prev[j] {
 				changed++
 			}
 			m.match.advance(m.history, rec, j)
 		}
 		m.match.endSlot(t, s)
-		if DebugSeen == nil {
-			DebugSeen = map[uint64]bool{}
-		}
-		hh := m.match.slotHash(rec, lo) ^ uint64(len(m.history))<<50
-		_ = hh
-		seen := false
-		for tt := 0; tt < t; tt++ {
-			if m.match.hashes[tt][s] == m.match.slotHash(rec, lo) {
-				seen = true
-				break
-			}
-		}
-		if seen {
-			DebugSeenQ16 += slotCost
-			DebugSeenN++
-		} else {
-			DebugNovelQ16 += slotCost
-			DebugNovelN++
-		}
 	}
 	m.match.endState(rec)
 	return cost, nil
@@ -411,19 +384,4 @@ func equalCodes(a, b []uint8) bool {
 
 func errOutsideCodewords(c, C int) error {
 	return fmt.Errorf("%w: decoded code %d is outside the %d codewords", ErrFormat, c, C)
-}
-
-var DebugFlagQ16, DebugFlags, DebugSymQ16, DebugSyms, DebugSymSame, DebugSymSameQ16 uint64
-
-var DebugSeen map[uint64]bool
-var DebugSeenQ16, DebugSeenN, DebugNovelQ16, DebugNovelN uint64
-
-var mixCounterLim uint32 = 30
-var mixLR = 64
-var mixAPMRate uint = 6
-var mixTwo = true
-var mixFinal = [3]int64{2, 3, 3}
-
-func SetTune(lim uint32, lr int, apm uint, fin [3]int64, two bool) {
-	mixCounterLim, mixLR, mixAPMRate, mixFinal, mixTwo = lim, lr, apm, fin, two
 }

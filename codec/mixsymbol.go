@@ -145,11 +145,8 @@ func (m *mixCoder) codeSymbol(io bitIO, pr *worldmodel.Prediction, j, z int, pre
 		set := (((d*3+mset)*3+tset)*2+agree)*4 + cb
 		m.sym2.CopyInputs(mx)
 		pm1 := mx.Mix(set)
-		pm := pm1
-		if mixTwo {
-			pm2 := m.sym2.Mix(node)
-			pm = entropy.Squash((entropy.Stretch(pm1) + entropy.Stretch(pm2)) >> 1)
-		}
+		pm2 := m.sym2.Mix(node)
+		pm := entropy.Squash((entropy.Stretch(pm1) + entropy.Stretch(pm2)) >> 1)
 		pctx := 0
 		if pAgree {
 			pctx = 1 + pe
@@ -160,7 +157,7 @@ func (m *mixCoder) codeSymbol(io bitIO, pr *worldmodel.Prediction, j, z int, pre
 		}
 		a1 := m.apm1.Refine(pm, node*3+pctx)
 		a2 := m.apm2.Refine(pm, node*3+mctx)
-		pf := entropy.ClampP16((mixFinal[0]*int64(pm) + mixFinal[1]*int64(a1) + mixFinal[2]*int64(a2)) >> 3)
+		pf := entropy.ClampP16((2*int64(pm) + 3*int64(a1) + 3*int64(a2)) >> 3)
 		y := z >> shift & 1
 		y, err := io.code(y, pf)
 		if err != nil {
@@ -168,9 +165,7 @@ func (m *mixCoder) codeSymbol(io bitIO, pr *worldmodel.Prediction, j, z int, pre
 		}
 		cost += uint64(entropy.CostBitQ16(y, pf))
 		mx.Update(y)
-		if mixTwo {
-			m.sym2.Update(y)
-		}
+		m.sym2.Update(y)
 		m.apm1.Update(y)
 		m.apm2.Update(y)
 		for i := range blocks {
