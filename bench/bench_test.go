@@ -132,7 +132,7 @@ func TestCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cs) != 3 || cs[0].Name != "wm-fill" || cs[1].Name != "copy-fill" || cs[2].Name != "teacher-forced" {
+	if len(cs) != 4 || cs[0].Name != "wm-fill" || cs[1].Name != "copy-fill" || cs[2].Name != "teacher-forced" || cs[3].Name != "mix" {
 		t.Fatalf("%+v", cs)
 	}
 	for _, c := range cs {

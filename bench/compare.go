@@ -11,7 +11,7 @@ import (
 // (the paper's figure 4): how omitted coordinates are filled, and which
 // history the model reads.
 type Comparison struct {
-	Name            string   `json:"name"` // wm-fill, copy-fill, teacher-forced
+	Name            string   `json:"name"` // wm-fill, copy-fill, teacher-forced, mix
 	IdealBitsPerObs float64  `json:"ideal_bits_per_obs"`
 	KeptFraction    float64  `json:"kept_fraction"`
 	ExactRecovery   float64  `json:"exact_recovery"` // omitted coordinates whose fill is the true code
@@ -21,10 +21,17 @@ type Comparison struct {
 // Compare runs the gated loop three ways with the rule keep: the model's
 // mode as fill (what memory files do), the previous reconstructed code as
 // fill, and predictions from the true history (teacher forcing; no decoder
-// could follow it: it shows what the closed loop costs).
+// could follow it: it shows what the closed loop costs); then the mixing
+// prior, whose mixed distribution gives the rule its entropies and fills
+// (what 'encode --prior mix' writes). A risk policy's g(H) was calibrated
+// on the world model's entropies, so the mix row reads them differently.
 func Compare(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, keep codec.Keeper, qs []*trajectory.Question, batch int) ([]Comparison, error) {
 	if batch <= 0 {
 		batch = 8
+	}
+	nb, err := codec.NeighboursOf(b.OPQ)
+	if err != nil {
+		return nil, err
 	}
 	variants := []struct {
 		name string
@@ -33,6 +40,7 @@ func Compare(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode,
 		{"wm-fill", codec.SimOptions{}},
 		{"copy-fill", codec.SimOptions{FillPrevious: true}},
 		{"teacher-forced", codec.SimOptions{TeacherForced: true}},
+		{"mix", codec.SimOptions{Mix: true, Neighbours: nb}},
 	}
 	var out []Comparison
 	for _, v := range variants {

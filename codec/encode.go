@@ -6,7 +6,6 @@ import (
 	"hash/crc32"
 
 	"github.com/memowm/memowm/entropy"
-	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
 )
@@ -124,12 +123,14 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 			rec := make([]uint8, J)
 			if mx := mixes[i]; mx != nil {
 				mx.history = loops[i].recon
-				cost, err := mx.codeState(bitEncoder{encs[i]}, pr, prec, &ep.Actions[t-1], t, z, rec)
+				cost, err := mx.codeState(bitEncoder{encs[i]}, pr, prec, &ep.Actions[t-1], t, z, rec, mixKeeper(keep))
 				if err != nil {
 					return nil, fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
 				}
 				out[i].stateQ16 += cost
-				out[i].stats.Kept += uint64(J)
+				out[i].stats.Kept += uint64(J - mx.omitted)
+				out[i].stats.Omitted += uint64(mx.omitted)
+				out[i].stats.Recovered += uint64(mx.recovered)
 				out[i].stats.Repeated += uint64(mx.repeated)
 				out[i].stats.Coords += uint64(J)
 				loops[i].recon = append(loops[i].recon, rec)
@@ -229,9 +230,7 @@ func SimulateWith(p worldmodel.Predictor, keep Keeper, eps []*trajectory.Episode
 	if opt.Mix && (opt.Neighbours == nil || opt.Neighbours.C != cfg.Codewords || len(opt.Neighbours.rank) != opt.Neighbours.books*cfg.Codewords*cfg.Codewords || cfg.Coords()%opt.Neighbours.books != 0) {
 		return nil, fmt.Errorf("codec: the mixing prior needs the neighbour order of the bundle's quantizer (SimOptions.Neighbours)")
 	}
-	if pol, ok := keep.(model.Policy); opt.Mix && (!ok || !pol.Lossless()) {
-		return nil, fmt.Errorf("codec: the mixing prior is lossless only in this version")
-	}
+
 	enc, err := encodeBatch(p, h, keep, eps, true, opt)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/memowm/memowm/entropy"
+	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
 )
@@ -151,9 +152,15 @@ type mixCoder struct {
 	flag                *entropy.Mixer
 	fapm                *entropy.APM
 
-	cum      []uint32
-	repeated int // coordinates copied by repeat decisions in the last codeState
-	without  MixPart
+	cum       []uint32
+	repeated  int // coordinates copied by repeat decisions in the last codeState
+	omitted   int // coordinates filled by the retention rule in the last codeState
+	recovered int // omitted coordinates whose fill was right (writer only)
+	sc        symCtx
+	np        nodePred
+	reach     []uint64
+	freq      []uint32
+	without   MixPart
 }
 
 // MixPart names parts of the mixing prior, for ablations (SimOptions.MixWithout).
@@ -195,6 +202,8 @@ func newMixCoder(slots, perSlot, C, bits int, nb *Neighbours, obs int) *mixCoder
 		flag:     entropy.NewMixer(mixFlagInputs, 2*8, 0, mixFlagLR),
 		fapm:     entropy.NewAPM(slots*2, mixAPMRate),
 		cum:      make([]uint32, C+1),
+		reach:    make([]uint64, 2*nodes),
+		freq:     make([]uint32, C),
 	}
 	// Start by trusting the world model and the previous code a little.
 	m.sym2 = entropy.NewMixer(mixSymInputs, nodes, 0, mixLR)
@@ -279,7 +288,7 @@ func (m *mixCoder) start(history [][]uint8) {
 // rec, given the world model's prediction for it and the action that led to
 // it; it returns the ideal cost in Q16 bits. rec must have J entries;
 // m.history must hold states 0..t-1.
-func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *trajectory.Action, t int, truth, rec []uint8) (uint64, error) {
+func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *trajectory.Action, t int, truth, rec []uint8, keep Keeper) (uint64, error) {
 	var cost uint64
 	prev := m.history[t-1]
 	var prev2 []uint8
@@ -289,7 +298,7 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 	total := uint32(1) << prec
 	akey := actionKey(a)
 	changedSlots := 0
-	m.repeated = 0
+	m.repeated, m.omitted, m.recovered = 0, 0, 0
 	for s := 0; s < m.slots; s++ {
 		lo, hi := s*m.perSlot, (s+1)*m.perSlot
 		// The world model's cost of the slot repeating.
@@ -356,7 +365,26 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 			if truth != nil {
 				z = int(truth[j])
 			}
-			c, bitsCost, err := m.codeSymbol(io, pr, j, z, prev, prev2, rec, cb)
+			sc := &m.sc
+			m.prepare(sc, pr, j, prev, prev2, rec, cb)
+			if keep != nil {
+				// The retention rule reads the mixed distribution: its
+				// entropy decides, its mode fills.
+				m.freq = m.treeTable(sc, m.freq)
+				if !keep.Keep(j, entropy.EntropyQ16(m.freq)) {
+					rec[j] = sc.order[entropy.Mode(m.freq)]
+					m.omitted++
+					if truth != nil && rec[j] == truth[j] {
+						m.recovered++
+					}
+					if rec[j] != prev[j] {
+						changed++
+					}
+					m.match.advance(m.history, rec, j)
+					continue
+				}
+			}
+			c, bitsCost, err := m.codeSymbol(io, sc, z)
 			if err != nil {
 				return 0, err
 			}
@@ -384,4 +412,21 @@ func equalCodes(a, b []uint8) bool {
 
 func errOutsideCodewords(c, C int) error {
 	return fmt.Errorf("%w: decoded code %d is outside the %d codewords", ErrFormat, c, C)
+}
+
+// mixKeeper is the retention rule the mixing prior applies: nil (keep
+// everything, without computing the mixed distribution) for a lossless
+// policy.
+func mixKeeper(k Keeper) Keeper {
+	if p, ok := k.(model.Policy); ok && p.Lossless() {
+		return nil
+	}
+	return k
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

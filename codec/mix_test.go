@@ -202,13 +202,6 @@ func TestMixHeaderAndRefusals(t *testing.T) {
 	if _, err := CreateWith(dir+"/a.mwm", b, p, keep, Options{Mix: true, SlotRepeat: true}); err == nil {
 		t.Fatal("Create took mix with slot repeat")
 	}
-	lossy := model.Policy{Kind: model.MinEntropy, MinEntropyQ16: 1 << 16}
-	if _, err := CreateWith(dir+"/b.mwm", b, p, lossy, Options{Mix: true}); err == nil {
-		t.Fatal("Create took a lossy policy with the mix")
-	}
-	if _, err := SimulateWith(p, lossy, eps[:1], SimOptions{Mix: true}); err == nil {
-		t.Fatal("Simulate took a lossy policy with the mix")
-	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Fatalf("refused writers left %d files", len(ents))
 	}
@@ -253,5 +246,44 @@ func TestMixSimulateAndAblations(t *testing.T) {
 		if !diff {
 			t.Errorf("leaving out part %d changed nothing", w)
 		}
+	}
+}
+
+// TestMixLossy: with a lossy policy the retention rule reads the mixed
+// distribution; the decoder recomputes every decision (no mask is stored)
+// and returns exactly the writer's reconstruction.
+func TestMixLossy(t *testing.T) {
+	_, eps0 := fixture(t)
+	b, p := testBundle(t, 1, model.Policy{Kind: model.KeepAll})
+	eps := repeating(eps0, p.Config().Subspaces)
+	for _, pol := range []model.Policy{{Kind: model.MinEntropy, MinEntropyQ16: 1 << 16}, {Kind: model.MinEntropy, MinEntropyQ16: 3 << 16}} {
+		path, stats := encodeFileWith(t, b, p, pol, Options{Mix: true}, eps)
+		got := decodeFile(t, path, b, p)
+		var omitted, recovered, coords uint64
+		for i, ep := range eps {
+			if !sameCodes(got[i].Codes, stats[i].Recon) || !sameActions(got[i].Actions, ep.Actions) {
+				t.Fatalf("%v: episode %d: the decoder does not return the writer's reconstruction", pol, ep.ID)
+			}
+			omitted += stats[i].Omitted
+			recovered += stats[i].Recovered
+			coords += stats[i].Coords
+			if stats[i].Kept+stats[i].Omitted != stats[i].Coords {
+				t.Fatalf("kept %d + omitted %d != %d", stats[i].Kept, stats[i].Omitted, stats[i].Coords)
+			}
+		}
+		if omitted == 0 || omitted == coords {
+			t.Fatalf("%v: omitted %d of %d: the test needs some of each", pol, omitted, coords)
+		}
+		nb, _ := NeighboursOf(b.OPQ)
+		sim, err := SimulateWith(p, pol, eps, SimOptions{Mix: true, Neighbours: nb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range eps {
+			if sim[i].StateBits != stats[i].StateBits || !sameCodes(sim[i].Recon, stats[i].Recon) {
+				t.Fatalf("episode %d: Simulate differs from the writer", eps[i].ID)
+			}
+		}
+		t.Logf("%v: omitted %d of %d coordinates, %d of them recovered by the mixed mode", pol, omitted, coords, recovered)
 	}
 }

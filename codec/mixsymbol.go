@@ -5,22 +5,34 @@ import (
 	"github.com/memowm/memowm/worldmodel"
 )
 
-// codeSymbol codes (or decodes) coordinate j's code down its binary tree
-// and returns the code and its ideal cost in Q16 bits. z is the true code
-// on the writer's side. cb is the slot's changed-so-far bucket (0, 1, 2+,
-// or 3 for the last code of a slot that must change).
-func (m *mixCoder) codeSymbol(io bitIO, pr *worldmodel.Prediction, j, z int, prev, prev2, rec []uint8, cb int) (int, uint64, error) {
+// symCtx is what every binary decision of one coordinate shares: the rank
+// order from the previous code, the world model's table in rank order, the
+// candidates and the context keys.
+type symCtx struct {
+	order, rank []uint8
+	cum         []uint32 // the world model's cumulative table, in rank order
+	mc, tc      int      // match / transition candidates as ranks, -1: none
+	ml, tl      int      // their lengths
+	cb          int      // changed-so-far bucket
+	mset, tmem  int
+	keys        [mixContexts]uint64
+	noWM, noCtx bool
+}
+
+// prepare fills sc for coordinate j; rec holds the slot's codes before j.
+// cb is the slot's changed-so-far bucket (0, 1, 2+, or 3 for the last code
+// of a slot that must change).
+func (m *mixCoder) prepare(sc *symCtx, pr *worldmodel.Prediction, j int, prev, prev2, rec []uint8, cb int) {
 	tbl := pr.Table(j)
 	p := int(prev[j])
 	// Codes are coded as ranks from the previous code (Neighbours): the
-	// world model's table, the true code and the candidates are mapped.
-	order, rank := m.nb.row(j, p)
-	cum := m.cum
-	cum[0] = 0
-	for r, z := range order {
-		cum[r+1] = cum[r] + tbl[z]
+	// world model's table and the candidates are mapped.
+	sc.order, sc.rank = m.nb.row(j, p)
+	sc.cum = m.cum
+	sc.cum[0] = 0
+	for r, z := range sc.order {
+		sc.cum[r+1] = sc.cum[r] + tbl[z]
 	}
-	z = int(rank[z])
 	p2 := m.C
 	if prev2 != nil {
 		p2 = int(prev2[j])
@@ -30,168 +42,229 @@ func (m *mixCoder) codeSymbol(io bitIO, pr *worldmodel.Prediction, j, z int, pre
 	if mc < 0 {
 		mcKey = m.C
 	} else {
-		mc = int(rank[mc])
+		mc = int(sc.rank[mc])
 	}
 	if tc < 0 {
 		tcKey = m.C
 	} else {
-		tc = int(rank[tc])
+		tc = int(sc.rank[tc])
 	}
-	// The contexts (hashed into m.ctx in groups of three tree levels).
+	sc.mc, sc.ml, sc.tc, sc.tl, sc.cb = mc, ml, tc, tl, cb
+	sc.noWM, sc.noCtx = m.without&MixWorldModel != 0, m.without&MixContexts != 0
 	mode := uint64(pr.Mode[j])
-	noWM, noCtx := m.without&MixWorldModel != 0, m.without&MixContexts != 0
-	if noWM {
+	if sc.noWM {
 		mode = 0
 	}
 	ju := uint64(j) << 20
-	keys := &m.keys
-	keys[0] = 1<<60 | ju | uint64(p)
-	keys[1] = 2<<60 | ju | uint64(p)<<8 | uint64(p2)
-	keys[2] = 3<<60 | ju | uint64(mcKey)<<8 | uint64(min(ml, 3))
-	keys[3] = 4<<60 | ju | mode<<8 | uint64(cb)
-	keys[4] = 5<<60 | ju | uint64(tcKey)<<8 | uint64(min(tl, 3))
-	keys[5] = 6<<60 | uint64(cb)<<8 | uint64(boolInt(mc >= 0))<<1 | uint64(boolInt(tc >= 0))
-	tmem := 0
+	sc.keys[0] = 1<<60 | ju | uint64(p)
+	sc.keys[1] = 2<<60 | ju | uint64(p)<<8 | uint64(p2)
+	sc.keys[2] = 3<<60 | ju | uint64(mcKey)<<8 | uint64(min(ml, 3))
+	sc.keys[3] = 4<<60 | ju | mode<<8 | uint64(cb)
+	sc.keys[4] = 5<<60 | ju | uint64(tcKey)<<8 | uint64(min(tl, 3))
+	sc.keys[5] = 6<<60 | uint64(cb)<<8 | uint64(boolInt(mc >= 0))<<1 | uint64(boolInt(tc >= 0))
+	sc.tmem = 0
 	if m.match.tMemory {
-		tmem = 16
+		sc.tmem = 16
 	}
-	blocks := &m.blocks
-
-	var cost uint64
-	node := 1
-	bits := m.bits
-	mlb := lenBucket(ml)
-	mset := 0
+	sc.mset = 0
 	switch {
 	case ml >= 8:
-		mset = 2
+		sc.mset = 2
 	case ml > 0:
-		mset = 1
+		sc.mset = 1
 	}
-	for d := 0; d < bits; d++ {
-		shift := uint(bits - 1 - d)
+}
+
+// blocksFor fetches the context blocks of the group of three tree levels
+// that starts at node.
+func (m *mixCoder) blocksFor(sc *symCtx, node int, blocks *[mixContexts][]entropy.Counter) {
+	g := uint64(node) << 52
+	for i, k := range sc.keys {
+		blocks[i] = m.ctx.block(k ^ g)
+	}
+}
+
+// nodePred is one binary decision's prediction and what learning from it
+// needs.
+type nodePred struct {
+	x          [mixSymInputs]int32
+	set, local int
+	pm1, pm2   uint32 // the two mixers' outputs
+	i1, i2     int    // the APM entries to train
+	pf         uint32 // the final probability of a 1
+	pe, me, te int    // the bits the direct predictions expect
+	cp, cm, ct *entropy.Counter
+}
+
+// predictNode computes the probability of a 1 at node (depth d) without
+// changing any state; blocks are the node's group's context blocks.
+func (m *mixCoder) predictNode(sc *symCtx, np *nodePred, blocks *[mixContexts][]entropy.Counter, node, d int) {
+	shift := uint(m.bits - 1 - d)
+	np.local = node >> (d / 3 * 3) // the node within its group: 1..7
+	// The world model's probability of a 1 here: the node covers ranks
+	// [lo, hi), its 1-branch [mid, hi), clipped to the C codewords.
+	lo := (node - 1<<d) << (shift + 1)
+	mid := lo + 1<<shift
+	hi := lo + 1<<(shift+1)
+	lo, mid, hi = min(lo, m.C), min(mid, m.C), min(hi, m.C)
+	var pw uint32 = 1 << 15
+	if all := sc.cum[hi] - sc.cum[lo]; all > 0 && !sc.noWM {
+		pw = entropy.ClampP16(int64(uint64(sc.cum[hi]-sc.cum[mid]) << 16 / uint64(all)))
+	}
+	prefix := node - 1<<d // the bits decided so far
+	// Direct predictions: the previous code (rank 0), the match's and the
+	// transition candidate's codes, while their bits above agree with the
+	// ones decided.
+	pAgree := prefix == 0
+	mAgree := sc.mc >= 0 && sc.mc>>(shift+1) == prefix
+	tAgree := sc.tc >= 0 && sc.tc>>(shift+1) == prefix
+	var xp, xm, xt int32
+	np.cp, np.cm, np.ct = nil, nil, nil
+	np.pe, np.me, np.te = 0, 0, 0
+	if pAgree {
+		np.cp = &m.direct[0][min(sc.cb, 3)*4+min(d, 3)]
+		xp = -entropy.Stretch(np.cp.P16()) // rank 0: every bit is 0
+	}
+	if mAgree {
+		np.me = sc.mc >> shift & 1
+		np.cm = &m.direct[1][lenBucket(sc.ml)]
+		xm = signed(entropy.Stretch(np.cm.P16()), np.me)
+	}
+	if tAgree {
+		np.te = sc.tc >> shift & 1
+		np.ct = &m.direct[2][sc.tmem+min(sc.tl, 15)]
+		xt = signed(entropy.Stretch(np.ct.P16()), np.te)
+	}
+	x := np.x[:0]
+	x = append(x, 256, entropy.Stretch(pw))
+	for i := range blocks {
+		if sc.noCtx {
+			x = append(x, 0)
+		} else {
+			x = append(x, entropy.Stretch(blocks[i][np.local].P16()))
+		}
+	}
+	x = append(x, xp, xm, xt)
+	tset := 0
+	if tAgree {
+		tset = 1 + np.te
+	}
+	np.set = (((d*3+sc.mset)*3+tset)*2+boolInt(pAgree))*4 + sc.cb
+	np.pm1 = m.sym.Predict(np.set, x)
+	np.pm2 = m.sym2.Predict(node, x)
+	pm := entropy.Squash((entropy.Stretch(np.pm1) + entropy.Stretch(np.pm2)) >> 1)
+	pctx, mctx := 0, 0
+	if pAgree {
+		pctx = 1
+	}
+	if mAgree {
+		mctx = 1 + np.me
+	}
+	var a1, a2 uint32
+	a1, np.i1 = m.apm1.Peek(pm, node*3+pctx)
+	a2, np.i2 = m.apm2.Peek(pm, node*3+mctx)
+	np.pf = entropy.ClampP16((2*int64(pm) + 3*int64(a1) + 3*int64(a2)) >> 3)
+}
+
+// learnNode updates every part that predicted np toward bit y.
+func (m *mixCoder) learnNode(np *nodePred, blocks *[mixContexts][]entropy.Counter, node, y int) {
+	m.sym.Learn(np.set, np.x[:], np.pm1, y)
+	m.sym2.Learn(node, np.x[:], np.pm2, y)
+	m.apm1.Learn(np.i1, y)
+	m.apm2.Learn(np.i2, y)
+	for i := range blocks {
+		blocks[i][np.local].Update(y, mixCounterLim)
+	}
+	if np.cp != nil {
+		np.cp.Update(boolInt(y == np.pe), mixDirectLim)
+	}
+	if np.cm != nil {
+		np.cm.Update(boolInt(y == np.me), mixDirectLim)
+	}
+	if np.ct != nil {
+		np.ct.Update(boolInt(y == np.te), mixDirectLim)
+	}
+}
+
+func signed(st int32, bit int) int32 {
+	if bit == 0 {
+		return -st
+	}
+	return st
+}
+
+// codeSymbol codes (or decodes) the coordinate that sc was prepared for,
+// down its rank's binary tree, and returns the code and its ideal cost in
+// Q16 bits. z is the true code on the writer's side.
+func (m *mixCoder) codeSymbol(io bitIO, sc *symCtx, z int) (int, uint64, error) {
+	r := int(sc.rank[z])
+	var cost uint64
+	node := 1
+	blocks := &m.blocks
+	np := &m.np
+	for d := 0; d < m.bits; d++ {
 		if d%3 == 0 {
-			// A new group of levels: its blocks, keyed by the bits so far.
-			g := uint64(node) << 52
-			for i, k := range keys {
-				blocks[i] = m.ctx.block(k ^ g)
-			}
+			m.blocksFor(sc, node, blocks)
 		}
-		local := node >> (d / 3 * 3) // the node within its group: 1..7
-		// The world model's probability of a 1 here: the node covers codes
-		// [lo, hi), its 1-branch [mid, hi), clipped to the C codewords.
-		lo := (node - 1<<d) << (shift + 1)
-		mid := lo + 1<<shift
-		hi := lo + 1<<(shift+1)
-		lo, mid, hi = min(lo, m.C), min(mid, m.C), min(hi, m.C)
-		var pw uint32 = 1 << 15
-		if all := cum[hi] - cum[lo]; all > 0 && !noWM {
-			pw = entropy.ClampP16(int64(uint64(cum[hi]-cum[mid]) << 16 / uint64(all)))
-		}
-		prefix := node - 1<<d // the bits decided so far
-		// Direct predictions: the previous code and the match's code, while
-		// their bits above agree with the ones decided.
-		pAgree := prefix == 0 // the previous code is rank 0
-		mAgree := mc >= 0 && mc>>(shift+1) == prefix
-		tAgree := tc >= 0 && tc>>(shift+1) == prefix
-		var xp, xm, xt int32
-		var cp, cm, ct *entropy.Counter
-		pe, me, te := 0, 0, 0
-		if pAgree {
-			pe = 0
-			cp = &m.direct[0][min(cb, 3)*4+min(d, 3)]
-			xp = entropy.Stretch(cp.P16())
-			if pe == 0 {
-				xp = -xp
-			}
-		}
-		if mAgree {
-			me = mc >> shift & 1
-			cm = &m.direct[1][mlb]
-			xm = entropy.Stretch(cm.P16())
-			if me == 0 {
-				xm = -xm
-			}
-		}
-		if tAgree {
-			te = tc >> shift & 1
-			ct = &m.direct[2][tmem+min(tl, 15)]
-			xt = entropy.Stretch(ct.P16())
-			if te == 0 {
-				xt = -xt
-			}
-		}
-		mx := m.sym
-		mx.Add(256)
-		mx.Add(entropy.Stretch(pw))
-		for i := range blocks {
-			if noCtx {
-				mx.Add(0)
-			} else {
-				mx.Add(entropy.Stretch(blocks[i][local].P16()))
-			}
-		}
-		mx.Add(xp)
-		mx.Add(xm)
-		mx.Add(xt)
-		agree := 0
-		if pAgree {
-			agree = 1
-		}
-		tset := 0
-		if tAgree {
-			tset = 1 + te
-		}
-		set := (((d*3+mset)*3+tset)*2+agree)*4 + cb
-		m.sym2.CopyInputs(mx)
-		pm1 := mx.Mix(set)
-		pm2 := m.sym2.Mix(node)
-		pm := entropy.Squash((entropy.Stretch(pm1) + entropy.Stretch(pm2)) >> 1)
-		pctx := 0
-		if pAgree {
-			pctx = 1 + pe
-		}
-		mctx := 0
-		if mAgree {
-			mctx = 1 + me
-		}
-		a1 := m.apm1.Refine(pm, node*3+pctx)
-		a2 := m.apm2.Refine(pm, node*3+mctx)
-		pf := entropy.ClampP16((2*int64(pm) + 3*int64(a1) + 3*int64(a2)) >> 3)
-		y := z >> shift & 1
-		y, err := io.code(y, pf)
+		m.predictNode(sc, np, blocks, node, d)
+		y, err := io.code(r>>(m.bits-1-d)&1, np.pf)
 		if err != nil {
 			return 0, 0, err
 		}
-		cost += uint64(entropy.CostBitQ16(y, pf))
-		mx.Update(y)
-		m.sym2.Update(y)
-		m.apm1.Update(y)
-		m.apm2.Update(y)
-		for i := range blocks {
-			blocks[i][local].Update(y, mixCounterLim)
-		}
-		if ct != nil {
-			ct.Update(boolInt(y == te), mixDirectLim)
-		}
-		if cp != nil {
-			cp.Update(boolInt(y == pe), mixDirectLim)
-		}
-		if cm != nil {
-			cm.Update(boolInt(y == me), mixDirectLim)
-		}
+		cost += uint64(entropy.CostBitQ16(y, np.pf))
+		m.learnNode(np, blocks, node, y)
 		node = node<<1 | y
 	}
 	c := node - m.nodes
 	if c >= m.C {
 		return 0, 0, errOutsideCodewords(c, m.C)
 	}
-	return int(order[c]), cost, nil
+	return int(sc.order[c]), cost, nil
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
+// treeTable computes the mixed distribution over the codes of the
+// coordinate that sc was prepared for, as a table of 2^16 in rank order
+// (every entry at least 1), without learning: the retention rule's entropy
+// and fill value come from it. It fetches (and so may create) the context
+// blocks of every group it reaches.
+func (m *mixCoder) treeTable(sc *symCtx, freq []uint32) []uint32 {
+	n := m.nodes
+	// p1[node]: probability of a 1 at each internal node; reach[node]:
+	// probability (Q32) of reaching it.
+	reach := m.reach[:2*n]
+	reach[1] = 1 << 32
+	var blocks [mixContexts][]entropy.Counter
+	np := &m.np
+	for node := 1; node < n; node++ {
+		d := 0
+		for node>>(d+1) > 0 {
+			d++
+		}
+		if reach[node] == 0 && node > 1 {
+			reach[2*node], reach[2*node+1] = 0, 0
+			continue
+		}
+		if d%3 == 0 {
+			m.blocksFor(sc, node, &blocks)
+		} else {
+			m.blocksFor(sc, node>>(d%3), &blocks)
+		}
+		m.predictNode(sc, np, &blocks, node, d)
+		one := reach[node] * uint64(np.pf) >> 16
+		reach[2*node+1] = one
+		reach[2*node] = reach[node] - one
 	}
-	return 0
+	// Leaves n..2n-1 are the ranks; quantise to a total of 2^16 with every
+	// code of the C at least 1 and the remainder on the largest.
+	freq = freq[:m.C]
+	const total = 1 << 16
+	sum := uint64(0)
+	for r := range freq {
+		f := reach[n+r] * (total - uint64(m.C)) >> 32
+		freq[r] = uint32(f) + 1
+		sum += uint64(freq[r])
+	}
+	best := entropy.Mode(freq)
+	freq[best] += uint32(total - sum)
+	return freq
 }

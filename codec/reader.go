@@ -292,7 +292,7 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 			rec := make([]uint8, J)
 			if mx := mixes[k]; mx != nil {
 				mx.history = loops[k].recon
-				if _, err := mx.codeState(bitDecoder{decs[k]}, pr, prec, &loops[k].actions[t-1], t, nil, rec); err != nil {
+				if _, err := mx.codeState(bitDecoder{decs[k]}, pr, prec, &loops[k].actions[t-1], t, nil, rec, mixKeeper(h.Policy)); err != nil {
 					return nil, r.epErr(which[k], fmt.Errorf("%w: step %d: %w", ErrFormat, t, err))
 				}
 				loops[k].recon = append(loops[k].recon, rec)

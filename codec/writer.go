@@ -74,9 +74,6 @@ func CreateWith(path string, b *model.Bundle, p worldmodel.Predictor, policy mod
 	if opt.Mix && opt.SlotRepeat {
 		return nil, fmt.Errorf("codec: the mixing prior has its own slot repeat decisions; choose one")
 	}
-	if opt.Mix && policy.Kind != model.KeepAll {
-		return nil, fmt.Errorf("codec: the mixing prior is lossless only in this version (policy %v)", policy.Kind)
-	}
 	if err := checkPredictor(p, hdr); err != nil {
 		return nil, err
 	}

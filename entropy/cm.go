@@ -93,30 +93,42 @@ func (m *Mixer) CopyInputs(from *Mixer) {
 // Mix returns the mixed P16 with weight set set and keeps what Update needs.
 func (m *Mixer) Mix(set int) uint32 {
 	m.set = set
-	w := m.weights[set*m.n : (set+1)*m.n]
-	var dot int64
-	for i, x := range m.x[:m.k] {
-		dot += int64(w[i]) * int64(x)
-	}
-	m.pr = Squash(int32(dot >> 16))
+	m.pr = m.Predict(set, m.x[:m.k])
 	return m.pr
 }
 
 // Update trains the weight set used by the last Mix toward bit and clears
 // the inputs.
 func (m *Mixer) Update(bit int) {
-	err := int64(bit)<<16 - int64(m.pr)
-	w := m.weights[m.set*m.n : (m.set+1)*m.n]
-	for i, x := range m.x[:m.k] {
-		v := int64(w[i]) + (int64(x)*err*m.lr+1<<19)>>20
-		if v > 1<<24 {
-			v = 1 << 24
-		} else if v < -(1 << 24) {
-			v = -(1 << 24)
-		}
-		w[i] = int32(v)
-	}
+	m.Learn(m.set, m.x[:m.k], m.pr, bit)
 	m.k = 0
+}
+
+// Predict is Mix for the inputs x (len at most n), without keeping
+// anything: the mixer does not change.
+func (m *Mixer) Predict(set int, x []int32) uint32 {
+	w := m.weights[set*m.n : (set+1)*m.n]
+	var dot int64
+	for i, v := range x {
+		dot += int64(w[i]) * int64(v)
+	}
+	return Squash(int32(dot >> 16))
+}
+
+// Learn trains weight set set toward bit, given the inputs x and the P16 p
+// that Predict returned for them.
+func (m *Mixer) Learn(set int, x []int32, p uint32, bit int) {
+	err := int64(bit)<<16 - int64(p)
+	w := m.weights[set*m.n : (set+1)*m.n]
+	for i, v := range x {
+		nw := int64(w[i]) + (int64(v)*err*m.lr+1<<19)>>20
+		if nw > 1<<24 {
+			nw = 1 << 24
+		} else if nw < -(1 << 24) {
+			nw = -(1 << 24)
+		}
+		w[i] = int32(nw)
+	}
 }
 
 // APM refines a probability given a context: per context, 33 P16 entries
@@ -142,22 +154,32 @@ func NewAPM(contexts int, rate uint) *APM {
 
 // Refine returns p (a P16) mapped through context cx's curve.
 func (a *APM) Refine(p uint32, cx int) uint32 {
+	r, idx := a.Peek(p, cx)
+	a.idx = idx
+	return r
+}
+
+// Update trains the entry nearest to the last Refine's input toward bit.
+func (a *APM) Update(bit int) { a.Learn(a.idx, bit) }
+
+// Peek is Refine without keeping anything; it also returns the entry that
+// Learn trains for this input.
+func (a *APM) Peek(p uint32, cx int) (uint32, int) {
 	st := int64(Stretch(p)) + 2048 // [1, 4095]
 	lo := st >> 7                  // [0, 31]
 	w := st & 127
 	i := cx*33 + int(lo)
-	if w < 64 {
-		a.idx = i
-	} else {
-		a.idx = i + 1
+	idx := i
+	if w >= 64 {
+		idx = i + 1
 	}
-	return ClampP16((int64(a.t[i])*(128-w) + int64(a.t[i+1])*w) >> 7)
+	return ClampP16((int64(a.t[i])*(128-w) + int64(a.t[i+1])*w) >> 7), idx
 }
 
-// Update trains the entry nearest to the last Refine's input toward bit.
-func (a *APM) Update(bit int) {
+// Learn trains entry idx (from Peek) toward bit.
+func (a *APM) Learn(idx, bit int) {
 	g := int64(bit)<<16 - int64(bit)
-	v := int64(a.t[a.idx])
+	v := int64(a.t[idx])
 	v += (g - v) >> a.rate
-	a.t[a.idx] = uint16(ClampP16(v))
+	a.t[idx] = uint16(ClampP16(v))
 }

@@ -119,7 +119,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	lambda := fs.Float64("lambda", math.NaN(), "retention lambda; 0 keeps every coordinate (lossless). Default: the bundle's policy")
 	minH := fs.Float64("min-entropy", 0, "omit coordinates whose predictive entropy is below this many bits (the Uncertainty baseline; 0: off)")
 	slotRepeat := fs.Bool("slot-repeat", false, "code one repeat flag per slot before each state: a slot equal to the previous\nreconstruction is copied without the model (pays on recorded screens)")
-	prior := fs.String("prior", "auto", "the prior states are coded under: mix (the world model mixed with adaptive\ncontext models and long-range copy; lossless only), wm (the world model's\ntable alone), or auto (mix when the policy is lossless and --slot-repeat is\nnot given, else wm)")
+	prior := fs.String("prior", "auto", "the prior states are coded under: mix (the world model mixed with adaptive\ncontext models and long-range copy; with --min-entropy the rule reads the\nmixed distribution), wm (the world model's table alone), or auto (mix when the\npolicy is lossless and --slot-repeat is not given, else wm)")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	asJSON := fs.Bool("json", false, "print the accounting as JSON")
@@ -176,8 +176,8 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s holds %v states, but the bundle's quantizer takes %v", *in, meta.Shape, b.OPQ.Shape())
 	}
 	mix := *prior == "mix" || *prior == "auto" && policy.Lossless() && !*slotRepeat
-	if mix && !policy.Lossless() {
-		return usagef("--prior mix is lossless only in this version, and the policy is %s: give --lambda 0, or --prior wm", policy)
+	if mix && policy.Kind == model.Risk && !policy.Lossless() {
+		return usagef("--prior mix with a risk policy: its g(H) was calibrated on the world model's entropies, not the mix's; give --lambda 0, --min-entropy, or --prior wm")
 	}
 	w, err := codec.CreateWith(*out, b, p, policy, codec.Options{SlotRepeat: *slotRepeat, Mix: mix})
 	if err != nil {
