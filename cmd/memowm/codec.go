@@ -240,6 +240,10 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	}
 	acc := accountStats(all, st.Size())
 	acc.Policy = policy.String()
+	acc.Prior = "wm"
+	if mix {
+		acc.Prior = "mix"
+	}
 	acc.FixedWidthBits = b.OPQ.Bits()
 	acc.EncodeObsPerSec = float64(obs) / el.Seconds()
 	if *asJSON {
@@ -247,7 +251,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 		e.SetIndent("", "  ")
 		return e.Encode(acc)
 	}
-	fmt.Fprintf(stdout, "wrote %s (%s) in %.1f s (%.1f obs/s); policy %s\n", *out, humanBytes(st.Size()), el.Seconds(), acc.EncodeObsPerSec, acc.Policy)
+	fmt.Fprintf(stdout, "wrote %s (%s) in %.1f s (%.1f obs/s); policy %s, prior %s\n", *out, humanBytes(st.Size()), el.Seconds(), acc.EncodeObsPerSec, acc.Policy, acc.Prior)
 	printAccounting(stdout, acc)
 	return nil
 }
@@ -273,6 +277,7 @@ func quantizeEpisode(enc *opq.Encoder, q *opq.Quantizer, ep *trajectory.Episode)
 // accounting is Eq. 7's bookkeeping over a memory file.
 type accounting struct {
 	Policy          string  `json:"policy,omitempty"`
+	Prior           string  `json:"prior,omitempty"` // mix or wm
 	Episodes        int     `json:"episodes"`
 	Observations    int     `json:"observations"` // N + K
 	Transitions     int     `json:"transitions"`  // N

@@ -133,8 +133,38 @@ func TestEncodeDecodeSeparateProcesses(t *testing.T) {
 			}
 		}
 	}
-	if code, out, _ := memowm(t, "inspect", rmem); code != 0 || !strings.Contains(out, "slot repeat flags") {
+	if code, out, _ := memowm(t, "inspect", rmem); code != 0 || !strings.Contains(out, "slot repeat flags") || !strings.Contains(out, "prior wm") {
 		t.Fatalf("inspect: %s", out)
+	}
+	// The default prior of a lossless file is the mix; --prior wm and a
+	// lossy --min-entropy under --prior mix decode in another process too.
+	if code, out, _ := memowm(t, "inspect", mem); code != 0 || !strings.Contains(out, "prior mix") {
+		t.Fatalf("inspect of a default lossless file: %s", out)
+	}
+	for _, c := range [][]string{{"--prior", "wm", "--lambda", "0"}, {"--prior", "mix", "--min-entropy", "2"}} {
+		pm, pd := filepath.Join(dir, "p.mwm"), filepath.Join(dir, "p.arrow")
+		code, out, errs := memowm(t, append([]string{"encode", "--model", bundle, "--in", traj, "--out", pm, "--quiet"}, c...)...)
+		if code != 0 || !strings.Contains(out, "prior "+c[1]) {
+			t.Fatalf("encode %v: %d %s%s", c, code, out, errs)
+		}
+		if out, err := child(t, "1", "decode", "--model", bundle, "--in", pm, "--out", pd).CombinedOutput(); err != nil {
+			t.Fatalf("decode %v: %v\n%s", c, err, out)
+		}
+		if c[1] == "wm" {
+			for i, ep := range readCodes(t, pd) {
+				for k := range ep.Codes {
+					if !bytes.Equal(want[i].Codes[k], ep.Codes[k]) {
+						t.Fatalf("--prior wm: episode %d step %d differs from the quantized input", i, k)
+					}
+				}
+			}
+		}
+	}
+	for _, c := range [][]string{{"--prior", "nope"}, {"--prior", "mix", "--slot-repeat"}} {
+		code, _, errs := memowm(t, append([]string{"encode", "--model", bundle, "--in", traj, "--out", filepath.Join(dir, "x.mwm")}, c...)...)
+		if code != 2 || !strings.Contains(errs, "--prior") {
+			t.Errorf("encode %v: %d %q", c, code, errs)
+		}
 	}
 }
 

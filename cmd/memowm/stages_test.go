@@ -45,7 +45,7 @@ func TestStagesAndBench(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
 		t.Fatalf("bench: %d %s %s", code, out, errs)
 	}
-	if len(rep.Compare) != 3 || rep.Compare[2].Name != "teacher-forced" {
+	if len(rep.Compare) != 4 || rep.Compare[2].Name != "teacher-forced" || rep.Compare[3].Name != "mix" {
 		t.Fatalf("bench --compare-min-entropy: %s", out)
 	}
 	names := map[string]bool{}
@@ -55,7 +55,7 @@ func TestStagesAndBench(t *testing.T) {
 			t.Fatalf("row %+v", m)
 		}
 	}
-	for _, n := range []string{"fixed-width", "zstd", "order1-context", "wm-all-send", "wm-gated"} {
+	for _, n := range []string{"fixed-width", "zstd", "xz", "best-general", "order1-context", "wm-all-send", "wm-gated", "wm-mix", "wm-mix-no-wm", "wm-mix-no-copy", "wm-mix-no-contexts"} {
 		if !names[n] {
 			t.Fatalf("bench lacks %s: %s", n, out)
 		}
