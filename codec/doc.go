@@ -7,7 +7,9 @@
 // z_0 packed raw (ceil(log2 C) bits per coordinate); then for t = 1..T the
 // action u_{t-1} (adaptive models per field, lossless) and, for every
 // coordinate j of o_t that the retention policy keeps, the true code z_{t,j}
-// range-coded under the world model's integer table. The model predicts o_t
+// range-coded under the world model's integer table, or, in files written
+// with Options.Mix, under the mixing prior that takes that table as one of
+// its inputs (see Invariants). The model predicts o_t
 // from the *reconstructed* history z~ (at most the model's window), never
 // from the true codes: a kept coordinate reconstructs as z_{t,j}, an omitted
 // one as the table's mode. The decoder runs the same model on the same
@@ -44,4 +46,17 @@
 //     binary flag per slot; a flagged slot equals the previous
 //     reconstruction exactly and counts as kept (EpisodeStats.Repeated).
 //     Files without the bit are read exactly as before.
+//   - With Header.Mix (bit 17; never together with bit 16) every predicted
+//     state is coded under the mixing prior (mix.go): per slot a binary
+//     repeat decision, then the other slots' codes as ranks from the
+//     previous code (Neighbours, computed in integers from the bundle's
+//     quantizer), bit by bit under an integer logistic mix of the world
+//     model's table, adaptive context models and long-range copy (mixmatch.go),
+//     refined by adaptive probability maps and coded at 16-bit precision.
+//     Writer and decoder run one function over a bitIO, so they update the
+//     same state in the same order. Every adaptive part starts fresh with
+//     each episode: episodes decode alone, in any batch. With a lossy
+//     policy the rule reads the mixed distribution over the codes (its
+//     entropy decides, its mode fills); a kept code is then coded as in the
+//     lossless case. z_0 stays packed raw.
 package codec

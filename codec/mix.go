@@ -14,27 +14,38 @@ import (
 // The mixing prior (Header.Mix). Every predicted state is coded as:
 //
 //  1. per slot, one binary "repeat" decision: the slot's codes equal the
-//     previous reconstruction's. A repeated slot is copied.
-//  2. for the other slots, every code as ceil(log2 C) binary decisions,
-//     most significant bit first, down the code's binary tree.
+//     previous reconstruction's. A repeated slot is copied. Its probability
+//     mixes counters of the slot's last two decisions, of how many slots
+//     changed so far in this state, of the world model's cost of the slot
+//     repeating, and of the action (type and payload) with the slot.
+//  2. for the other slots, every code as its rank from the coordinate's
+//     previous code (Neighbours: rank 0 is the previous code, rank 1 its
+//     nearest codeword, ...), in ceil(log2 C) binary decisions, most
+//     significant bit first, down the rank's binary tree.
 //
-// Each binary decision's probability is a logistic mix (entropy.Mixer) of
-// several predictions in the stretch domain, refined by adaptive probability
-// maps (entropy.APM), and coded at 16-bit precision. The inputs are:
+// Each binary decision of a rank is a logistic mix of these predictions in
+// the stretch domain, by two mixers (weight sets chosen by depth, match
+// state and how much of the slot changed, and by tree node), averaged and
+// refined by two adaptive probability maps, coded at 16-bit precision:
 //
 //   - the world model: its table's probability of the bit given the bits
-//     above it, computed exactly from the integer table;
-//   - adaptive context models (hashed tables of entropy.Counter, one block
-//     per context holding a counter per tree node): the coordinate with its
-//     previous code; with its previous two codes; with the match model's
-//     predicted code; with the world model's mode and how much of the slot
-//     has changed so far;
-//   - a long-range match model: a hash of the coordinate and the three codes
-//     before it (in coding order, across slots and states) finds the latest
-//     earlier state where the same codes preceded the same coordinate; its
-//     code there is predicted, with a confidence learned per match length;
-//     the match goes on while it predicts right;
-//   - the previous code, as a direct prediction with learned confidence.
+//     above it, computed exactly from the integer table in rank order;
+//   - six adaptive context models (entropy.Counter in hashed blocks of one
+//     counter per node of three tree levels): the coordinate with its
+//     previous code; with its previous two codes; with the match's code and
+//     length; with the world model's mode and the slot's changes so far;
+//     with the transition candidate's code; and, shared by every
+//     coordinate, the slot's changes so far with which candidates exist;
+//   - long-range copy (mixmatch.go): the prefix match (the latest earlier
+//     state whose slot began with the same codes) and the transition
+//     candidate (the state that last followed the slot's current content),
+//     each as a direct prediction of its bits with a confidence learned per
+//     match length;
+//   - the previous code (rank 0) as a direct prediction.
+//
+// With a lossy retention rule, the mixed distribution over all codes (every
+// node of the tree, without learning) gives the rule its entropy and the
+// fill value; a kept code is then coded as above.
 //
 // Every part starts fresh with each episode, so episodes decode alone. The
 // writer and the decoder run the same function (codeState) over a bitIO

@@ -48,6 +48,15 @@
 // (adaptive.go) are count-based models with a fixed update rule, for side
 // information and the order-1 baseline.
 //
+// Binary context mixing (logistic.go, cm.go) is integer only: probabilities
+// of a bit as P16 (1/65536 units, in [1, 65535]), Squash and Stretch
+// between them and the logistic domain through a pinned Go-literal table
+// (logistic_table.go, generated from the package's own Exp), Counter (an
+// adaptive bit probability whose rate falls as 1/(n+1.5) down to a limit),
+// Mixer (weight sets of a logistic mix, trained online) and APM (an
+// adaptive probability map, interpolated). EncodeBit and DecodeBit code a
+// bit with a P16.
+//
 // # Invariants
 //
 //   - A quantised table has len(probs) entries, each in [1, 2^prec - 1], summing
