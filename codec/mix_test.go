@@ -2,7 +2,9 @@ package codec
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"runtime"
@@ -285,5 +287,29 @@ func TestMixLossy(t *testing.T) {
 			}
 		}
 		t.Logf("%v: omitted %d of %d coordinates, %d of them recovered by the mixed mode", pol, omitted, coords, recovered)
+	}
+}
+
+// TestMixGolden pins the bytes of a mixed memory file of the fixture (with a
+// randomly initialised world model): the same on every machine and build.
+// A change of the mixing prior changes this hash, and must bump the format.
+func TestMixGolden(t *testing.T) {
+	_, eps0 := fixture(t)
+	keep := model.Policy{Kind: model.KeepAll}
+	b, p := testBundle(t, 1, keep)
+	eps := repeating(eps0, p.Config().Subspaces)
+	lossless, _ := encodeFileWith(t, b, p, keep, Options{Mix: true}, eps)
+	lossy, _ := encodeFileWith(t, b, p, model.Policy{Kind: model.MinEntropy, MinEntropyQ16: 2 << 16}, Options{Mix: true}, eps)
+	for _, c := range []struct{ path, want string }{
+		{lossless, "4e759069c6fc6aab6cf4ae9444d42a5e765e2ffc198f0050c053763ba34c662e"},
+		{lossy, "211a0859363830107c434c58adc10820827bc844a9838a4bd18f1ab0c17c9635"},
+	} {
+		d, err := os.ReadFile(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%x", sha256.Sum256(d)); got != c.want {
+			t.Errorf("mixed file sha256 %s, pinned %s", got, c.want)
+		}
 	}
 }
