@@ -81,26 +81,25 @@ const (
 	mixMaxMatchLen = 15
 )
 
-// ctxTable is a hashed table of counter blocks, one counter per tree node.
+// ctxTable is a hashed table of counter blocks. A block is `nodes`
+// counters; its first entry holds the tag of the key that owns it (so a
+// lookup touches one cache line), the others are the key's counters.
 type ctxTable struct {
 	nodes  int
-	tags   []uint32
 	blocks []entropy.Counter
 }
 
 func newCtxTable(bits, nodes int) *ctxTable {
-	n := 1 << bits
-	return &ctxTable{nodes: nodes, tags: make([]uint32, n), blocks: make([]entropy.Counter, n*nodes)}
+	return &ctxTable{nodes: nodes, blocks: make([]entropy.Counter, (1<<bits)*nodes)}
 }
 
 // ctxPools recycle the large symbol-context tables between episodes, by
-// size; a table taken from a pool has its tags cleared, so it behaves as a
-// new one (a block is reset when its tag does not match).
+// size; a table taken from a pool is cleared, so it is exactly a new one.
 var ctxPools [24]sync.Pool
 
 func getCtxTable(bits, nodes int) *ctxTable {
 	if t, ok := ctxPools[bits].Get().(*ctxTable); ok && t.nodes == nodes {
-		clear(t.tags)
+		clear(t.blocks)
 		return t
 	}
 	return newCtxTable(bits, nodes)
@@ -108,21 +107,23 @@ func getCtxTable(bits, nodes int) *ctxTable {
 
 func putCtxTable(t *ctxTable) {
 	bits := 0
-	for 1<<bits < len(t.tags) {
+	for 1<<bits < len(t.blocks)/t.nodes {
 		bits++
 	}
 	ctxPools[bits].Put(t)
 }
 
-// block returns key's counters, fresh ones when the slot held another key.
+// block returns key's block (entry 0 is the tag: use entries 1..nodes-1),
+// with fresh counters when the slot held another key.
 func (t *ctxTable) block(key uint64) []entropy.Counter {
 	h := mixHash(key)
-	i := int(h & uint64(len(t.tags)-1))
-	tag := uint32(h>>32) | 1
-	b := t.blocks[i*t.nodes : (i+1)*t.nodes]
-	if t.tags[i] != tag {
-		t.tags[i] = tag
-		for k := range b {
+	n := len(t.blocks) / t.nodes
+	i := int(h&uint64(n-1)) * t.nodes
+	tag := entropy.Counter(uint32(h>>32) | 1)
+	b := t.blocks[i : i+t.nodes : i+t.nodes]
+	if b[0] != tag {
+		b[0] = tag
+		for k := 1; k < len(b); k++ {
 			b[k] = entropy.CounterInit
 		}
 	}
@@ -194,7 +195,7 @@ const (
 func newMixCoder(slots, perSlot, C, bits int, nb *Neighbours, obs int) *mixCoder {
 	nodes := 1 << bits
 	tb := 12
-	for tb < 19 && 1<<tb < obs*slots*perSlot*mixContexts {
+	for tb < 19 && 1<<tb < obs*slots*perSlot*mixContexts/2 {
 		tb++
 	}
 	m := &mixCoder{slots: slots, perSlot: perSlot, C: C, bits: bits, nodes: nodes, nb: nb,
@@ -208,7 +209,7 @@ func newMixCoder(slots, perSlot, C, bits int, nb *Neighbours, obs int) *mixCoder
 		fSlot:    fill(make([]entropy.Counter, slots*4)),
 		fChanged: fill(make([]entropy.Counter, 8*2)),
 		fWM:      fill(make([]entropy.Counter, 16*2)),
-		fAction:  newCtxTable(12, 1),
+		fAction:  newCtxTable(12, 2),
 		fSlotWM:  fill(make([]entropy.Counter, slots*16)),
 		flag:     entropy.NewMixer(mixFlagInputs, 2*8, 0, mixFlagLR),
 		fapm:     entropy.NewAPM(slots*2, mixAPMRate),
@@ -326,7 +327,7 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 		c1 := &m.fSlot[s*4+pf*2+pf2]
 		c2 := &m.fChanged[cb*2+pf]
 		c3 := &m.fWM[wb*2+pf]
-		c4 := &m.fAction.block(akey ^ uint64(s)<<56)[0]
+		c4 := &m.fAction.block(akey ^ uint64(s)<<56)[1]
 		c5 := &m.fSlotWM[s*16+wb]
 		m.flag.Add(256)
 		m.flag.Add(entropy.Stretch(c1.P16()))
