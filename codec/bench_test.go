@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/trajectory"
+	"github.com/memowm/memowm/worldmodel"
 )
 
 // Encode and decode speed of the world model's table alone (wm-all-send)
@@ -14,14 +16,8 @@ import (
 //
 //	go test ./codec -run '^$' -bench 'Encode|Decode' -benchtime 3x
 func benchmarkEncode(b *testing.B, opt Options) {
-	_, eps0 := fixture(b)
+	bun, p, eps, obs := benchFixture(b)
 	keep := model.Policy{Kind: model.KeepAll}
-	bun, p := testBundle(b, 1, keep)
-	eps := repeating(eps0, p.Config().Subspaces)
-	obs := 0
-	for _, ep := range eps {
-		obs += len(ep.Codes)
-	}
 	dir := b.TempDir()
 	var size int64
 	b.ResetTimer()
@@ -45,23 +41,10 @@ func benchmarkEncode(b *testing.B, opt Options) {
 }
 
 func benchmarkDecode(b *testing.B, opt Options) {
-	_, eps0 := fixture(b)
+	bun, p, eps, obs := benchFixture(b)
 	keep := model.Policy{Kind: model.KeepAll}
-	bun, p := testBundle(b, 1, keep)
-	eps := repeating(eps0, p.Config().Subspaces)
-	obs := 0
-	for _, ep := range eps {
-		obs += len(ep.Codes)
-	}
 	path, _ := encodeFileWith(b, bun, p, keep, opt, eps)
-	r, err := Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Close()
-	if err := r.CheckBundle(bun); err != nil {
-		b.Fatal(err)
-	}
+	r := openChecked(b, path, bun)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := r.Decode(p, nil); err != nil {
@@ -69,6 +52,15 @@ func benchmarkDecode(b *testing.B, opt Options) {
 		}
 	}
 	b.ReportMetric(float64(obs*b.N)/b.Elapsed().Seconds(), "obs/s")
+}
+
+func benchFixture(b *testing.B) (*model.Bundle, worldmodel.Predictor, []*trajectory.Episode, int) {
+	bun, p, eps := mixFixture(b)
+	obs := 0
+	for _, ep := range eps {
+		obs += len(ep.Codes)
+	}
+	return bun, p, eps, obs
 }
 
 func BenchmarkEncodeAllSend(b *testing.B) { benchmarkEncode(b, Options{}) }

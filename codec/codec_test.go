@@ -63,16 +63,23 @@ func encodeFile(t testing.TB, b *model.Bundle, p worldmodel.Predictor, policy mo
 	return path, stats
 }
 
-func decodeFile(t testing.TB, path string, b *model.Bundle, p worldmodel.Predictor) []*trajectory.Episode {
+// openChecked opens a memory file and checks it against bundle b.
+func openChecked(t testing.TB, path string, b *model.Bundle) *Reader {
 	t.Helper()
 	r, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	t.Cleanup(func() { r.Close() })
 	if err := r.CheckBundle(b); err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+func decodeFile(t testing.TB, path string, b *model.Bundle, p worldmodel.Predictor) []*trajectory.Episode {
+	t.Helper()
+	r := openChecked(t, path, b)
 	eps, err := r.Decode(p, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -146,21 +153,29 @@ func TestDeterministicAcrossGOMAXPROCS(t *testing.T) {
 	_, eps := fixture(t)
 	keep := model.Policy{Kind: model.KeepAll}
 	b, p := testBundle(t, 1, keep)
+	checkGOMAXPROCS(t, b, p, Options{}, eps)
+}
+
+// checkGOMAXPROCS writes eps (lossless, with opt) under GOMAXPROCS 1 and 2,
+// requires the same bytes, and decodes the second under GOMAXPROCS 1.
+func checkGOMAXPROCS(t *testing.T, b *model.Bundle, p worldmodel.Predictor, opt Options, eps []*trajectory.Episode) {
+	t.Helper()
+	keep := model.Policy{Kind: model.KeepAll}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	runtime.GOMAXPROCS(1)
-	path1, _ := encodeFile(t, b, p, keep, eps, 4)
+	path1, _ := encodeFileWith(t, b, p, keep, opt, eps)
 	runtime.GOMAXPROCS(2)
-	path2, _ := encodeFile(t, b, p, keep, eps, 4)
+	path2, _ := encodeFileWith(t, b, p, keep, opt, eps)
 	d1, _ := os.ReadFile(path1)
 	d2, _ := os.ReadFile(path2)
 	if !bytes.Equal(d1, d2) {
-		t.Fatal("GOMAXPROCS 1 and 2 wrote different files")
+		t.Fatalf("%+v: GOMAXPROCS 1 and 2 wrote different files", opt)
 	}
 	runtime.GOMAXPROCS(1)
 	got := decodeFile(t, path2, b, p)
 	for i, ep := range eps {
 		if !sameCodes(got[i].Codes, ep.Codes) {
-			t.Fatalf("episode %d: decoding with GOMAXPROCS 1 a file written with 2 differs", ep.ID)
+			t.Fatalf("%+v: episode %d: decoding with GOMAXPROCS 1 a file written with 2 differs", opt, ep.ID)
 		}
 	}
 }
@@ -266,7 +281,17 @@ func TestDamageDetected(t *testing.T) {
 	small := []*trajectory.Episode{{ID: eps[0].ID, Codes: eps[0].Codes[:3], Actions: eps[0].Actions[:2]}}
 	path, _ := encodeFile(t, b, p, keep, small, 1)
 	data, _ := os.ReadFile(path)
-	try := func(d []byte) error {
+	step := 1
+	if testing.Short() {
+		step = 7
+	}
+	checkDamage(t, data, decodeAll(b, p), step)
+}
+
+// decodeAll opens a file's bytes, checks the bundle and decodes every
+// episode: the first error, or nil.
+func decodeAll(b *model.Bundle, p worldmodel.Predictor) func([]byte) error {
+	return func(d []byte) error {
 		r, err := OpenReaderAt(bytes.NewReader(d), int64(len(d)), "damaged")
 		if err != nil {
 			return err
@@ -277,12 +302,14 @@ func TestDamageDetected(t *testing.T) {
 		_, err = r.Decode(p, nil)
 		return err
 	}
+}
+
+// checkDamage asserts that data decodes and that every bit flip (at the
+// stride step) and every truncation of it is an error.
+func checkDamage(t *testing.T, data []byte, try func([]byte) error, step int) {
+	t.Helper()
 	if err := try(data); err != nil {
 		t.Fatal(err)
-	}
-	step := 1
-	if testing.Short() {
-		step = 7
 	}
 	for bit := 0; bit < len(data)*8; bit += step {
 		d := bytes.Clone(data)

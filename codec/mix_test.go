@@ -7,12 +7,22 @@ import (
 	"fmt"
 	"hash/crc32"
 	"os"
-	"runtime"
 	"testing"
 
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/trajectory"
+	"github.com/memowm/memowm/worldmodel"
 )
+
+// mixFixture is a bundle with a randomly initialised world model and the
+// fixture's episodes with 80% of slots repeating (screens of recorded
+// programs).
+func mixFixture(t testing.TB) (*model.Bundle, worldmodel.Predictor, []*trajectory.Episode) {
+	t.Helper()
+	_, eps0 := fixture(t)
+	b, p := testBundle(t, 1, model.Policy{Kind: model.KeepAll})
+	return b, p, repeating(eps0, p.Config().Subspaces)
+}
 
 // TestMixRoundTrip writes mixed files of the fixture and of screens whose
 // slots mostly repeat, decodes them and compares every code and action; on
@@ -58,45 +68,17 @@ func TestMixRoundTrip(t *testing.T) {
 }
 
 func TestMixDeterministicAcrossGOMAXPROCS(t *testing.T) {
-	_, eps0 := fixture(t)
-	keep := model.Policy{Kind: model.KeepAll}
-	b, p := testBundle(t, 1, keep)
-	eps := repeating(eps0, p.Config().Subspaces)
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	runtime.GOMAXPROCS(1)
-	path1, _ := encodeFileWith(t, b, p, keep, Options{Mix: true}, eps)
-	runtime.GOMAXPROCS(2)
-	path2, _ := encodeFileWith(t, b, p, keep, Options{Mix: true}, eps)
-	d1, _ := os.ReadFile(path1)
-	d2, _ := os.ReadFile(path2)
-	if !bytes.Equal(d1, d2) {
-		t.Fatal("GOMAXPROCS 1 and 2 wrote different mixed files")
-	}
-	runtime.GOMAXPROCS(1)
-	got := decodeFile(t, path2, b, p)
-	for i, ep := range eps {
-		if !sameCodes(got[i].Codes, ep.Codes) {
-			t.Fatalf("episode %d differs", ep.ID)
-		}
-	}
+	b, p, eps := mixFixture(t)
+	checkGOMAXPROCS(t, b, p, Options{Mix: true}, eps)
 }
 
 // TestMixEpisodesIndependent decodes each episode of a mixed file alone and
 // in a batch of its own: adaptive state starts fresh per episode.
 func TestMixEpisodesIndependent(t *testing.T) {
-	_, eps0 := fixture(t)
+	b, p, eps := mixFixture(t)
 	keep := model.Policy{Kind: model.KeepAll}
-	b, p := testBundle(t, 1, keep)
-	eps := repeating(eps0, p.Config().Subspaces)
 	path, _ := encodeFileWith(t, b, p, keep, Options{Mix: true}, eps)
-	r, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	if err := r.CheckBundle(b); err != nil {
-		t.Fatal(err)
-	}
+	r := openChecked(t, path, b)
 	for i := len(eps) - 1; i >= 0; i-- {
 		got, err := r.Decode(p, []int{i})
 		if err != nil {
@@ -123,43 +105,16 @@ func TestMixEpisodesIndependent(t *testing.T) {
 // TestMixDamageDetected flips bits and cuts prefixes of a small mixed file:
 // every one is an error, never a panic.
 func TestMixDamageDetected(t *testing.T) {
-	_, eps0 := fixture(t)
-	keep := model.Policy{Kind: model.KeepAll}
-	b, p := testBundle(t, 1, keep)
-	eps := repeating(eps0, p.Config().Subspaces)
+	b, p, eps := mixFixture(t)
 	small := []*trajectory.Episode{{ID: 5, Codes: eps[0].Codes[:4], Actions: eps[0].Actions[:3]}}
-	path, _ := encodeFileWith(t, b, p, keep, Options{Mix: true}, small)
+	path, _ := encodeFileWith(t, b, p, model.Policy{Kind: model.KeepAll}, Options{Mix: true}, small)
 	data, _ := os.ReadFile(path)
-	try := func(d []byte) error {
-		r, err := OpenReaderAt(bytes.NewReader(d), int64(len(d)), "damaged")
-		if err != nil {
-			return err
-		}
-		if err := r.CheckBundle(b); err != nil {
-			return err
-		}
-		_, err = r.Decode(p, nil)
-		return err
-	}
-	if err := try(data); err != nil {
-		t.Fatal(err)
-	}
 	step := 1
 	if testing.Short() {
 		step = 5
 	}
-	for bit := 0; bit < len(data)*8; bit += step {
-		d := bytes.Clone(data)
-		d[bit/8] ^= 1 << (bit % 8)
-		if try(d) == nil {
-			t.Fatalf("flipping bit %d of %d went unnoticed", bit, len(data)*8)
-		}
-	}
-	for n := 0; n < len(data); n++ {
-		if try(data[:n]) == nil {
-			t.Fatalf("a cut to %d of %d bytes went unnoticed", n, len(data))
-		}
-	}
+	try := decodeAll(b, p)
+	checkDamage(t, data, try, step)
 	// The coder stream damaged under a recomputed section CRC goes through
 	// the mixing decoder: it must fail (a decoder error or the codes CRC),
 	// never panic.
@@ -180,7 +135,6 @@ func TestMixDamageDetected(t *testing.T) {
 			t.Fatalf("flipping stream bit %d under a good section CRC went unnoticed", bit)
 		}
 	}
-	t.Logf("%d-byte mixed file: every bit flip (step %d) and truncation detected", len(data), step)
 }
 
 func TestMixHeaderAndRefusals(t *testing.T) {
@@ -212,10 +166,8 @@ func TestMixHeaderAndRefusals(t *testing.T) {
 // TestMixSimulateAndAblations: Simulate gives the writer's accounting, and
 // every ablation still reconstructs exactly.
 func TestMixSimulateAndAblations(t *testing.T) {
-	_, eps0 := fixture(t)
+	b, p, eps := mixFixture(t)
 	keep := model.Policy{Kind: model.KeepAll}
-	b, p := testBundle(t, 1, keep)
-	eps := repeating(eps0, p.Config().Subspaces)
 	_, stats := encodeFileWith(t, b, p, keep, Options{Mix: true}, eps)
 	nb, err := NeighboursOf(b.OPQ)
 	if err != nil {
@@ -255,9 +207,7 @@ func TestMixSimulateAndAblations(t *testing.T) {
 // distribution; the decoder recomputes every decision (no mask is stored)
 // and returns exactly the writer's reconstruction.
 func TestMixLossy(t *testing.T) {
-	_, eps0 := fixture(t)
-	b, p := testBundle(t, 1, model.Policy{Kind: model.KeepAll})
-	eps := repeating(eps0, p.Config().Subspaces)
+	b, p, eps := mixFixture(t)
 	for _, pol := range []model.Policy{{Kind: model.MinEntropy, MinEntropyQ16: 1 << 16}, {Kind: model.MinEntropy, MinEntropyQ16: 3 << 16}} {
 		path, stats := encodeFileWith(t, b, p, pol, Options{Mix: true}, eps)
 		got := decodeFile(t, path, b, p)
@@ -294,10 +244,8 @@ func TestMixLossy(t *testing.T) {
 // randomly initialised world model): the same on every machine and build.
 // A change of the mixing prior changes this hash, and must bump the format.
 func TestMixGolden(t *testing.T) {
-	_, eps0 := fixture(t)
+	b, p, eps := mixFixture(t)
 	keep := model.Policy{Kind: model.KeepAll}
-	b, p := testBundle(t, 1, keep)
-	eps := repeating(eps0, p.Config().Subspaces)
 	lossless, _ := encodeFileWith(t, b, p, keep, Options{Mix: true}, eps)
 	lossy, _ := encodeFileWith(t, b, p, model.Policy{Kind: model.MinEntropy, MinEntropyQ16: 2 << 16}, Options{Mix: true}, eps)
 	for _, c := range []struct{ path, want string }{
