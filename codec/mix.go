@@ -75,9 +75,9 @@ const (
 	mixLR          = 64 // the symbol mixers' learning rate
 	mixAPMRate     = 6
 	mixFlagLR      = 4 // the flag mixer's learning rate
-	mixSymInputs   = 2 + mixContexts + 3
+	mixSymInputs   = 3 + mixContexts + 3
 	mixContexts    = 6
-	mixFlagInputs  = 6
+	mixFlagInputs  = 7
 	mixMaxMatchLen = 15
 )
 
@@ -150,6 +150,7 @@ type mixCoder struct {
 	direct     [3][32]entropy.Counter // previous code / match / transition: p(predicted bit right) by bucket
 	sym, sym2  *entropy.Mixer
 	apm1, apm2 *entropy.APM
+	apmW       *entropy.APM // the world model's probability by depth and slot state
 
 	match   matchModel
 	history [][]uint8 // the reconstructed states so far (shared with the loop)
@@ -161,6 +162,7 @@ type mixCoder struct {
 	fWM                 []entropy.Counter // world-model repeat cost bucket x prev flag
 	fAction             *ctxTable         // (action, slot) -> one counter
 	fSlotWM             []entropy.Counter // slot x wm bucket
+	fNear               []entropy.Counter // slot x left slot's decision x upper slot's x prev flag
 	flag                *entropy.Mixer
 	fapm                *entropy.APM
 
@@ -203,6 +205,7 @@ func newMixCoder(slots, perSlot, C, bits int, nb *Neighbours, obs int) *mixCoder
 		sym:   entropy.NewMixer(mixSymInputs, bits*3*3*2*4, 0, mixLR),
 		apm1:  entropy.NewAPM(nodes*3, mixAPMRate),
 		apm2:  entropy.NewAPM(nodes*3, mixAPMRate),
+		apmW:  entropy.NewAPM(bits*4, mixAPMRate),
 		match: newMatchModel(slots, perSlot),
 
 		flagPrev: make([]uint8, slots), flagPrev2: make([]uint8, slots),
@@ -211,6 +214,7 @@ func newMixCoder(slots, perSlot, C, bits int, nb *Neighbours, obs int) *mixCoder
 		fWM:      fill(make([]entropy.Counter, 16*2)),
 		fAction:  newCtxTable(12, 2),
 		fSlotWM:  fill(make([]entropy.Counter, slots*16)),
+		fNear:    fill(make([]entropy.Counter, slots*3*3*2)),
 		flag:     entropy.NewMixer(mixFlagInputs, 2*8, 0, mixFlagLR),
 		fapm:     entropy.NewAPM(slots*2, mixAPMRate),
 		cum:      make([]uint32, C+1),
@@ -223,10 +227,10 @@ func newMixCoder(slots, perSlot, C, bits int, nb *Neighbours, obs int) *mixCoder
 	for i := range w {
 		w[i] = 16000
 	}
-	w[0], w[1] = 0, 20000
+	w[0], w[1], w[2] = 0, 10000, 10000
 	m.sym.SetWeights(w)
 	m.sym2.SetWeights(w)
-	m.flag.SetWeights([]int32{0, 20000, 20000, 20000, 20000, 20000})
+	m.flag.SetWeights([]int32{0, 20000, 20000, 20000, 20000, 20000, 20000})
 	for i := range m.flagPrev {
 		m.flagPrev[i], m.flagPrev2[i] = 1, 1
 	}
@@ -329,6 +333,18 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 		c3 := &m.fWM[wb*2+pf]
 		c4 := &m.fAction.block(akey ^ uint64(s)<<56)[1]
 		c5 := &m.fSlotWM[s*16+wb]
+		// The slots to the left and above (in a grid 8 wide) were decided
+		// already in this state: neighbouring regions change together.
+		left, up := 2, 2
+		if cols := 8; m.slots%cols == 0 {
+			if s%cols > 0 {
+				left = int(m.flagPrev[s-1])
+			}
+			if s >= cols {
+				up = int(m.flagPrev[s-cols])
+			}
+		}
+		c6 := &m.fNear[((s*3+left)*3+up)*2+pf]
 		m.flag.Add(256)
 		m.flag.Add(entropy.Stretch(c1.P16()))
 		if m.without&MixContexts == 0 {
@@ -336,11 +352,11 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 			m.flag.Add(entropy.Stretch(c3.P16()))
 			m.flag.Add(entropy.Stretch(c4.P16()))
 			m.flag.Add(entropy.Stretch(c5.P16()))
+			m.flag.Add(entropy.Stretch(c6.P16()))
 		} else {
-			m.flag.Add(0)
-			m.flag.Add(0)
-			m.flag.Add(0)
-			m.flag.Add(0)
+			for range 5 {
+				m.flag.Add(0)
+			}
 		}
 		pm := m.flag.Mix(pf*8 + cb)
 		pa := m.fapm.Refine(pm, s*2+pf)
@@ -354,7 +370,7 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 			return 0, err
 		}
 		cost += uint64(entropy.CostBitQ16(y, p))
-		for _, c := range []*entropy.Counter{c1, c2, c3, c4, c5} {
+		for _, c := range []*entropy.Counter{c1, c2, c3, c4, c5, c6} {
 			c.Update(y, mixCounterLim)
 		}
 		m.flag.Update(y)

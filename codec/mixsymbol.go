@@ -90,7 +90,7 @@ type nodePred struct {
 	x          [mixSymInputs]int32
 	set, local int
 	pm1, pm2   uint32 // the two mixers' outputs
-	i1, i2     int    // the APM entries to train
+	i1, i2, iw int    // the APM entries to train
 	pf         uint32 // the final probability of a 1
 	pe, me, te int    // the bits the direct predictions expect
 	cp, cm, ct *entropy.Counter
@@ -135,8 +135,12 @@ func (m *mixCoder) predictNode(sc *symCtx, np *nodePred, blocks *[mixContexts][]
 		np.ct = &m.direct[2][sc.tmem+min(sc.tl, 15)]
 		xt = signed(entropy.Stretch(np.ct.P16()), np.te)
 	}
+	// The world model's probability, recalibrated by an adaptive map per
+	// depth and slot state.
+	var aw uint32
+	aw, np.iw = m.apmW.Peek(pw, d*4+sc.cb)
 	x := np.x[:0]
-	x = append(x, 256, entropy.Stretch(pw))
+	x = append(x, 256, entropy.Stretch(pw), entropy.Stretch(aw))
 	for i := range blocks {
 		if sc.noCtx {
 			x = append(x, 0)
@@ -172,6 +176,7 @@ func (m *mixCoder) learnNode(np *nodePred, blocks *[mixContexts][]entropy.Counte
 	m.sym2.Learn(node, np.x[:], np.pm2, y)
 	m.apm1.Learn(np.i1, y)
 	m.apm2.Learn(np.i2, y)
+	m.apmW.Learn(np.iw, y)
 	for i := range blocks {
 		blocks[i][np.local].Update(y, mixCounterLim)
 	}
