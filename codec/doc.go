@@ -58,5 +58,7 @@
 //     each episode: episodes decode alone, in any batch. With a lossy
 //     policy the rule reads the mixed distribution over the codes (its
 //     entropy decides, its mode fills); a kept code is then coded as in the
-//     lossless case. z_0 stays packed raw.
+//     lossless case. z_0 is coded first in the stream (mixinitial.go: ranks
+//     from each codebook's codeword nearest the origin, under adaptive
+//     counters shared by all coordinates), not packed raw.
 package codec

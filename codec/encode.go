@@ -81,13 +81,20 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 		if h.SlotRepeat {
 			reps[i] = newRepeatCoder(h.Slots, h.Subspaces)
 		}
-		if h.Mix {
-			mixes[i] = newMixCoder(h.Slots, h.Subspaces, h.Codewords, bits, opt.Neighbours, len(ep.Codes))
-			mixes[i].without = opt.MixWithout
-			mixes[i].start(loops[i].recon)
-		}
 		out[i].stats = EpisodeStats{ID: ep.ID, Observations: len(ep.Codes)}
 		out[i].stateQ16 = uint64(J*bits) << 16
+		if h.Mix {
+			// z_0 goes into the stream first, coded from its codebooks.
+			m := newMixCoder(h.Slots, h.Subspaces, h.Codewords, bits, opt.Neighbours, len(ep.Codes))
+			mixes[i] = m
+			m.without = opt.MixWithout
+			cost, err := m.codeInitial(bitEncoder{encs[i]}, ep.Codes[0], loops[i].recon[0])
+			if err != nil {
+				return nil, fmt.Errorf("codec: episode %d step 0: %w", ep.ID, err)
+			}
+			out[i].stateQ16 = cost
+			m.start(loops[i].recon)
+		}
 		maxObs = max(maxObs, len(ep.Codes))
 	}
 	want := make([]bool, len(eps))
@@ -190,11 +197,17 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 			return nil, fmt.Errorf("codec: episode %d: %w", ep.ID, err)
 		}
 		stream := encs[i].Bytes()
-		sec := make([]byte, 0, sectionHead+packedLen(J, bits)+len(stream)+sectionTail)
+		packed := packedLen(J, bits)
+		if h.Mix {
+			packed = 0 // z_0 is in the stream
+		}
+		sec := make([]byte, 0, sectionHead+packed+len(stream)+sectionTail)
 		sec = binary.LittleEndian.AppendUint64(sec, uint64(ep.ID))
 		sec = binary.LittleEndian.AppendUint32(sec, uint32(len(ep.Codes)))
-		sec = binary.LittleEndian.AppendUint32(sec, uint32(packedLen(J, bits)+len(stream)))
-		sec = PackCodes(sec, ep.Codes[0], bits)
+		sec = binary.LittleEndian.AppendUint32(sec, uint32(packed+len(stream)))
+		if !h.Mix {
+			sec = PackCodes(sec, ep.Codes[0], bits)
+		}
 		sec = append(sec, stream...)
 		sec = binary.LittleEndian.AppendUint32(sec, loops[i].codesCRC())
 		sec = binary.LittleEndian.AppendUint32(sec, crc32.Checksum(sec, castagnoli))
@@ -203,7 +216,7 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 		e.stats.StateBits = float64(e.stateQ16) / 65536
 		e.stats.ActionBits = float64(e.actionQ16) / 65536
 		e.stats.Bytes = int64(len(sec))
-		e.stats.Payload = int64(packedLen(J, bits) + len(stream))
+		e.stats.Payload = int64(packed + len(stream))
 		if keepRecon {
 			e.stats.Recon = loops[i].recon
 		}

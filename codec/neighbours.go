@@ -25,6 +25,7 @@ type Neighbours struct {
 	books, C int
 	order    []uint8 // (books, C, C): order[(b*C+p)*C+r] is the code at rank r from p
 	rank     []uint8 // (books, C, C): rank[(b*C+p)*C+z] is z's rank from p
+	origin   []uint8 // (books): the codeword nearest the origin (the training mean)
 }
 
 var neighbourCache sync.Map // *opq.Quantizer -> *Neighbours
@@ -67,7 +68,7 @@ func newNeighbours(q *opq.Quantizer) (*Neighbours, error) {
 		_, e := math.Frexp(maxAbs) // maxAbs < 2^e
 		scale = math.Ldexp(1, 20-e)
 	}
-	n := &Neighbours{books: books, C: C, order: make([]uint8, books*C*C), rank: make([]uint8, books*C*C)}
+	n := &Neighbours{books: books, C: C, order: make([]uint8, books*C*C), rank: make([]uint8, books*C*C), origin: make([]uint8, books)}
 	iv := make([]int64, C*dim)
 	dist := make([]int64, C)
 	idx := make([]int, C)
@@ -75,6 +76,18 @@ func newNeighbours(q *opq.Quantizer) (*Neighbours, error) {
 		for c := range C {
 			for k, v := range q.Codeword(b, c) {
 				iv[c*dim+k] = int64(math.RoundToEven(float64(v) * scale))
+			}
+		}
+		// The codeword nearest the origin of the standardised space: the
+		// training mean's code (the lowest on ties).
+		var best int64 = -1
+		for c := range C {
+			var d int64
+			for k := range dim {
+				d += iv[c*dim+k] * iv[c*dim+k]
+			}
+			if best < 0 || d < best {
+				best, n.origin[b] = d, uint8(c)
 			}
 		}
 		for p := range C {
@@ -110,6 +123,12 @@ func newNeighbours(q *opq.Quantizer) (*Neighbours, error) {
 		}
 	}
 	return n, nil
+}
+
+// originRow returns coordinate j's order and rank rows from the codeword
+// nearest the origin.
+func (n *Neighbours) originRow(j int) (order, rank []uint8) {
+	return n.row(j, int(n.origin[j%n.books]))
 }
 
 // row returns coordinate j's order and rank rows for previous code p.

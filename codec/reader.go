@@ -174,7 +174,8 @@ func (r *Reader) CheckBundle(b *model.Bundle) error {
 }
 
 // section reads and checks episode i's section and returns its packed
-// initial state and its coder stream.
+// initial state (nil in a mixed file, whose stream holds it) and its coder
+// stream.
 func (r *Reader) section(i int) (z0 []uint8, stream []byte, codesCRC uint32, err error) {
 	e := r.index[i]
 	sec := make([]byte, e.Length)
@@ -190,12 +191,17 @@ func (r *Reader) section(i int) (z0 []uint8, stream []byte, codesCRC uint32, err
 	plen := int(binary.LittleEndian.Uint32(sec[12:]))
 	h := r.hdr
 	packed := packedLen(h.Coords(), h.codeBits())
+	if h.Mix {
+		packed = 0 // z_0 is in the stream
+	}
 	if id != e.ID || obs != e.Observations || sectionHead+plen+sectionTail != n || plen < packed {
 		return nil, nil, 0, fmt.Errorf("%w: section does not match the index", ErrFormat)
 	}
-	z0 = make([]uint8, h.Coords())
-	if err := unpackCodes(z0, sec[sectionHead:sectionHead+packed], h.codeBits(), h.Codewords); err != nil {
-		return nil, nil, 0, err
+	if !h.Mix {
+		z0 = make([]uint8, h.Coords())
+		if err := unpackCodes(z0, sec[sectionHead:sectionHead+packed], h.codeBits(), h.Codewords); err != nil {
+			return nil, nil, 0, err
+		}
 	}
 	return z0, sec[sectionHead+packed : sectionHead+plen], binary.LittleEndian.Uint32(sec[n-8:]), nil
 }
@@ -245,7 +251,6 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 		if decs[k], err = entropy.NewDecoderBytes(stream); err != nil {
 			return nil, r.epErr(i, fmt.Errorf("%w: %w", ErrFormat, err))
 		}
-		loops[k] = &loop{recon: [][]uint8{z0}}
 		acts[k] = newActionCoder()
 		if h.SlotRepeat {
 			reps[k] = newRepeatCoder(h.Slots, h.Subspaces)
@@ -255,8 +260,16 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 			if r.nb == nil {
 				return nil, fmt.Errorf("codec: %s: the mixing prior needs the bundle's quantizer (call CheckBundle first)", r.path)
 			}
-			mixes[k] = newMixCoder(h.Slots, h.Subspaces, h.Codewords, h.codeBits(), r.nb, obs[k])
-			mixes[k].start(loops[k].recon)
+			m := newMixCoder(h.Slots, h.Subspaces, h.Codewords, h.codeBits(), r.nb, obs[k])
+			mixes[k] = m
+			z0 = make([]uint8, h.Coords())
+			if _, err := m.codeInitial(bitDecoder{decs[k]}, nil, z0); err != nil {
+				return nil, r.epErr(i, fmt.Errorf("%w: step 0: %w", ErrFormat, err))
+			}
+			loops[k] = &loop{recon: [][]uint8{z0}}
+			m.start(loops[k].recon)
+		} else {
+			loops[k] = &loop{recon: [][]uint8{z0}}
 		}
 		crcs[k] = crc
 		maxObs = max(maxObs, obs[k])
