@@ -91,7 +91,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "\n| method | bits/obs | ideal bits/obs | actions | x fixed | x best | delta NLL bits | kept | encode obs/s | decode obs/s |\n")
 		fmt.Fprintf(stdout, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	} else {
-		fmt.Fprintf(stdout, "%-15s %10s %10s %8s %8s %7s %9s %7s %11s %11s\n", "method", "bits/obs", "ideal", "actions", "x fixed", "x best", "dNLL bits", "kept", "enc obs/s", "dec obs/s")
+		fmt.Fprintf(stdout, "%-18s %10s %10s %8s %8s %7s %9s %7s %11s %11s\n", "method", "bits/obs", "ideal", "actions", "x fixed", "x best", "dNLL bits", "kept", "enc obs/s", "dec obs/s")
 	}
 	speed := func(v float64) string {
 		if v == 0 {
@@ -108,7 +108,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "| %s | %.1f | %.1f | %.1f | %.3f | %.3f | %s | %.1f%% | %s | %s |\n", m.Name, m.BitsPerObs, m.IdealBitsPerObs,
 				m.ActionBitsPerObs, m.RatioFixedWidth, m.RatioBestGeneral, dnll, 100*m.KeptFraction, speed(m.EncodeObsPerS), speed(m.DecodeObsPerS))
 		} else {
-			fmt.Fprintf(stdout, "%-15s %10.1f %10.1f %8.1f %8.3f %7.3f %9s %6.1f%% %11s %11s\n", m.Name, m.BitsPerObs, m.IdealBitsPerObs,
+			fmt.Fprintf(stdout, "%-18s %10.1f %10.1f %8.1f %8.3f %7.3f %9s %6.1f%% %11s %11s\n", m.Name, m.BitsPerObs, m.IdealBitsPerObs,
 				m.ActionBitsPerObs, m.RatioFixedWidth, m.RatioBestGeneral, dnll, 100*m.KeptFraction, speed(m.EncodeObsPerS), speed(m.DecodeObsPerS))
 		}
 	}
