@@ -5,7 +5,8 @@
 // architectures.
 //
 // Before the files it prints the hashes of the inputs (the sim states, the
-// fixture's codes, the OPQ quantizer, the world model and the bundle), so
+// fixture's codes and actions, the OPQ quantizer, the world model and the
+// bundle, and what the quantizer's encoder and fit give on the states), so
 // that when a file differs one can tell whether the difference starts in the
 // inputs or in the coder. Every lossless file is also decoded and compared
 // with its input.
@@ -123,6 +124,7 @@ func run(dir, save, load string) error {
 	rep := repeating(eps, p.Config().Subspaces)
 	fmt.Printf("%-26s %s\n", "sim-states", hashStates(states))
 	fmt.Printf("%-26s %s\n", "fixture-codes", hashCodes(eps))
+	fmt.Printf("%-26s %s\n", "fixture-actions", hashActions(eps))
 	fmt.Printf("%-26s %s\n", "repeating-codes", hashCodes(rep))
 	fmt.Printf("%-26s %s\n", "opq", hashWriterTo(b.OPQ))
 	fmt.Printf("%-26s %s\n", "worldmodel", hashWriterTo(b.Model))
@@ -216,6 +218,21 @@ func hashCodes(eps []*trajectory.Episode) string {
 		fmt.Fprintf(h, "episode %d %d\n", ep.ID, len(ep.Codes))
 		for _, z := range ep.Codes {
 			h.Write(z)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// hashActions is the sha256 of the episodes' actions, every field, floats by
+// their bits.
+func hashActions(eps []*trajectory.Episode) string {
+	h := sha256.New()
+	for _, ep := range eps {
+		fmt.Fprintf(h, "episode %d %d\n", ep.ID, len(ep.Actions))
+		for _, a := range ep.Actions {
+			fmt.Fprintf(h, "%d %t %08x %08x %t %08x %08x %q\n", a.Type, a.HasPos,
+				math.Float32bits(a.X), math.Float32bits(a.Y), a.HasDelta,
+				math.Float32bits(a.DX), math.Float32bits(a.DY), a.Payload)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
