@@ -11,12 +11,14 @@ import (
 )
 
 // Encode and decode speed of the world model's table alone (wm-all-send)
-// and of the mixing prior, on the same bundle and episodes (the fixture's
-// screens with 80% of slots repeating). Compare the two in one run:
+// and of the mixing prior, on the same bundle and episodes: the fixture's
+// screens with 80% of slots repeating (recorded programs), and its own
+// episodes (Dense: most codes change every step, as in the sim world).
+// Compare the two in one run:
 //
 //	go test ./codec -run '^$' -bench 'Encode|Decode' -benchtime 3x
-func benchmarkEncode(b *testing.B, opt Options) {
-	bun, p, eps, obs := benchFixture(b)
+func benchmarkEncode(b *testing.B, opt Options, dense bool) {
+	bun, p, eps, obs := benchFixture(b, dense)
 	keep := model.Policy{Kind: model.KeepAll}
 	dir := b.TempDir()
 	var size int64
@@ -40,8 +42,8 @@ func benchmarkEncode(b *testing.B, opt Options) {
 	b.ReportMetric(float64(size*8)/float64(obs), "bits/obs")
 }
 
-func benchmarkDecode(b *testing.B, opt Options) {
-	bun, p, eps, obs := benchFixture(b)
+func benchmarkDecode(b *testing.B, opt Options, dense bool) {
+	bun, p, eps, obs := benchFixture(b, dense)
 	keep := model.Policy{Kind: model.KeepAll}
 	path, _ := encodeFileWith(b, bun, p, keep, opt, eps)
 	r := openChecked(b, path, bun)
@@ -54,8 +56,13 @@ func benchmarkDecode(b *testing.B, opt Options) {
 	b.ReportMetric(float64(obs*b.N)/b.Elapsed().Seconds(), "obs/s")
 }
 
-func benchFixture(b *testing.B) (*model.Bundle, worldmodel.Predictor, []*trajectory.Episode, int) {
+// benchFixture is the mix fixture (80% of slots repeat), or with dense the
+// fixture's own episodes, where most codes change every step.
+func benchFixture(b *testing.B, dense bool) (*model.Bundle, worldmodel.Predictor, []*trajectory.Episode, int) {
 	bun, p, eps := mixFixture(b)
+	if dense {
+		_, eps = fixture(b)
+	}
 	obs := 0
 	for _, ep := range eps {
 		obs += len(ep.Codes)
@@ -63,7 +70,11 @@ func benchFixture(b *testing.B) (*model.Bundle, worldmodel.Predictor, []*traject
 	return bun, p, eps, obs
 }
 
-func BenchmarkEncodeAllSend(b *testing.B) { benchmarkEncode(b, Options{}) }
-func BenchmarkEncodeMix(b *testing.B)     { benchmarkEncode(b, Options{Mix: true}) }
-func BenchmarkDecodeAllSend(b *testing.B) { benchmarkDecode(b, Options{}) }
-func BenchmarkDecodeMix(b *testing.B)     { benchmarkDecode(b, Options{Mix: true}) }
+func BenchmarkEncodeAllSend(b *testing.B)      { benchmarkEncode(b, Options{}, false) }
+func BenchmarkEncodeMix(b *testing.B)          { benchmarkEncode(b, Options{Mix: true}, false) }
+func BenchmarkDecodeAllSend(b *testing.B)      { benchmarkDecode(b, Options{}, false) }
+func BenchmarkDecodeMix(b *testing.B)          { benchmarkDecode(b, Options{Mix: true}, false) }
+func BenchmarkEncodeAllSendDense(b *testing.B) { benchmarkEncode(b, Options{}, true) }
+func BenchmarkEncodeMixDense(b *testing.B)     { benchmarkEncode(b, Options{Mix: true}, true) }
+func BenchmarkDecodeAllSendDense(b *testing.B) { benchmarkDecode(b, Options{}, true) }
+func BenchmarkDecodeMixDense(b *testing.B)     { benchmarkDecode(b, Options{Mix: true}, true) }

@@ -206,7 +206,7 @@ func newMixCoder(slots, perSlot, C, bits int, nb *Neighbours, obs int) *mixCoder
 		apm1:  entropy.NewAPM(nodes*3, mixAPMRate),
 		apm2:  entropy.NewAPM(nodes*3, mixAPMRate),
 		apmW:  entropy.NewAPM(bits*4, mixAPMRate),
-		match: newMatchModel(slots, perSlot),
+		match: newMatchModel(perSlot, slots*perSlot, obs),
 
 		flagPrev: make([]uint8, slots), flagPrev2: make([]uint8, slots),
 		fSlot:    fill(make([]entropy.Counter, slots*4)),

@@ -18,6 +18,7 @@ package codec
 // per key.
 type matchModel struct {
 	perSlot int
+	mask    uint64     // len(index) - 1 = len(trans) - 1
 	index   []int32    // prefix key -> state + 1
 	trans   []int32    // transition key -> state + 1
 	hashes  [][]uint64 // content hash of every slot of every state so far
@@ -29,11 +30,16 @@ type matchModel struct {
 	tMemory      bool
 }
 
-func newMatchModel(slots, perSlot int) matchModel {
-	return matchModel{perSlot: perSlot, index: make([]int32, 1<<mixMatchBits), trans: make([]int32, 1<<mixMatchBits)}
+// newMatchModel sizes the indexes for an episode of obs states of coords
+// codes: a power of two from 2^12 to 2^mixMatchBits entries, four per code
+// (2^18 at most: 1 MiB each).
+func newMatchModel(perSlot, coords, obs int) matchModel {
+	bits := 12
+	for bits < mixMatchBits && 1<<bits < 4*obs*coords {
+		bits++
+	}
+	return matchModel{perSlot: perSlot, index: make([]int32, 1<<bits), trans: make([]int32, 1<<bits), mask: 1<<bits - 1}
 }
-
-const matchMask = 1<<mixMatchBits - 1
 
 // start indexes the initial state z_0.
 func (m *matchModel) start(z []uint8) {
@@ -70,11 +76,11 @@ func (m *matchModel) prefixKey(z []uint8, lo, j int) int {
 	for i := max(lo, j-4); i < j; i++ {
 		key = key<<8 | uint64(z[i])
 	}
-	return int(mixHash(key^uint64(j)<<48) & matchMask)
+	return int(mixHash(key^uint64(j)<<48) & m.mask)
 }
 
 func (m *matchModel) transKey(s int, h uint64) int {
-	return int(mixHash(h^uint64(s)<<52^0x5bd1e995) & matchMask)
+	return int(mixHash(h^uint64(s)<<52^0x5bd1e995) & m.mask)
 }
 
 // beginSlot readies the candidates of slot s of state t = len(history).
