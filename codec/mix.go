@@ -75,7 +75,7 @@ const (
 	mixLR          = 64 // the symbol mixers' learning rate
 	mixAPMRate     = 6
 	mixFlagLR      = 4 // the flag mixer's learning rate
-	mixSymInputs   = 3 + mixContexts + 3
+	mixSymInputs   = 4 + mixContexts + 3
 	mixContexts    = 6
 	mixFlagInputs  = 7
 	mixMaxMatchLen = 15
@@ -167,9 +167,11 @@ type mixCoder struct {
 	fapm                *entropy.APM
 
 	cum       []uint32
-	repeated  int // coordinates copied by repeat decisions in the last codeState
-	omitted   int // coordinates filled by the retention rule in the last codeState
-	recovered int // omitted coordinates whose fill was right (writer only)
+	cum0      []uint32
+	counts    []uint16 // (J, C): order-0 code counts per coordinate in this episode
+	repeated  int      // coordinates copied by repeat decisions in the last codeState
+	omitted   int      // coordinates filled by the retention rule in the last codeState
+	recovered int      // omitted coordinates whose fill was right (writer only)
 	sc        symCtx
 	np        nodePred
 	reach     []uint64
@@ -218,6 +220,8 @@ func newMixCoder(slots, perSlot, C, bits int, nb *Neighbours, obs int) *mixCoder
 		flag:     entropy.NewMixer(mixFlagInputs, 2*8, 0, mixFlagLR),
 		fapm:     entropy.NewAPM(slots*2, mixAPMRate),
 		cum:      make([]uint32, C+1),
+		cum0:     make([]uint32, C+1),
+		counts:   make([]uint16, slots*perSlot*C),
 		reach:    make([]uint64, 2*nodes),
 		freq:     make([]uint32, C),
 	}
@@ -227,7 +231,7 @@ func newMixCoder(slots, perSlot, C, bits int, nb *Neighbours, obs int) *mixCoder
 	for i := range w {
 		w[i] = 16000
 	}
-	w[0], w[1], w[2] = 0, 10000, 10000
+	w[0], w[1], w[2], w[3] = 0, 10000, 10000, 8000
 	m.sym.SetWeights(w)
 	m.sym2.SetWeights(w)
 	m.flag.SetWeights([]int32{0, 20000, 20000, 20000, 20000, 20000, 20000})
@@ -418,6 +422,7 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 			}
 			cost += bitsCost
 			rec[j] = uint8(c)
+			m.count(j, c)
 			if rec[j] != prev[j] {
 				changed++
 			}
@@ -457,4 +462,16 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// count adds code c of coordinate j to its order-0 counts (halving them
+// all when they grow past 60,000).
+func (m *mixCoder) count(j, c int) {
+	cnt := m.counts[j*m.C : (j+1)*m.C]
+	cnt[c] += 32
+	if cnt[c] > 60000 {
+		for i := range cnt {
+			cnt[i] >>= 1
+		}
+	}
 }

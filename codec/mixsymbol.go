@@ -11,6 +11,7 @@ import (
 type symCtx struct {
 	order, rank []uint8
 	cum         []uint32 // the world model's cumulative table, in rank order
+	cum0        []uint32 // the coordinate's code counts in this episode, cumulative in rank order
 	mc, tc      int      // match / transition candidates as ranks, -1: none
 	ml, tl      int      // their lengths
 	cb          int      // changed-so-far bucket
@@ -32,6 +33,14 @@ func (m *mixCoder) prepare(sc *symCtx, pr *worldmodel.Prediction, j int, prev, p
 	sc.cum[0] = 0
 	for r, z := range sc.order {
 		sc.cum[r+1] = sc.cum[r] + tbl[z]
+	}
+	// The codes this coordinate took so far in the episode (order 0, in
+	// code space), mapped to rank order like the world model's table.
+	cnt := m.counts[j*m.C : (j+1)*m.C]
+	sc.cum0 = m.cum0
+	sc.cum0[0] = 0
+	for r, z := range sc.order {
+		sc.cum0[r+1] = sc.cum0[r] + uint32(cnt[z])
 	}
 	p2 := m.C
 	if prev2 != nil {
@@ -140,7 +149,9 @@ func (m *mixCoder) predictNode(sc *symCtx, np *nodePred, blocks *[mixContexts][]
 	var aw uint32
 	aw, np.iw = m.apmW.Peek(pw, d*4+sc.cb)
 	x := np.x[:0]
-	x = append(x, 256, entropy.Stretch(pw), entropy.Stretch(aw))
+	// The order-0 counts' probability of a 1 (add-one smoothed).
+	p0 := entropy.ClampP16(int64(uint64(sc.cum0[hi]-sc.cum0[mid]+1) << 16 / uint64(sc.cum0[hi]-sc.cum0[lo]+2)))
+	x = append(x, 256, entropy.Stretch(pw), entropy.Stretch(aw), entropy.Stretch(p0))
 	for i := range blocks {
 		if sc.noCtx {
 			x = append(x, 0)
