@@ -400,7 +400,7 @@ func TestKMeansRepairsEmptyClusters(t *testing.T) {
 	for i := 0; i < 16*30; i++ {
 		c := i % 16
 		for l := 0; l < 4; l++ {
-			pts = append(pts, 20*centers[c*4+l]+float32(0.01*rng.NormFloat64()))
+			pts = append(pts, float32(20*centers[c*4+l])+float32(0.01*rng.NormFloat64())) // no fused multiply-add: the same points on every machine
 		}
 	}
 	// Start from a bad init with every centroid at one point: repair must

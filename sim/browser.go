@@ -154,7 +154,7 @@ type agent struct {
 
 func (g *agent) at(slot int) trajectory.Action {
 	x, y := slotPos(slot)
-	jx, jy := float32(g.rng.Float64()-0.5)*0.02, float32(g.rng.Float64()-0.5)*0.02
+	jx, jy := float32(float32(g.rng.Float64()-0.5)*0.02), float32(float32(g.rng.Float64()-0.5)*0.02) // no fused multiply-add
 	return trajectory.Action{HasPos: true, X: clamp01(x + jx), Y: clamp01(y + jy)}
 }
 

@@ -72,9 +72,11 @@ func (e *encoder) encode(dst []float32, screen *[NumSlots]cell, noise float64, r
 		out := dst[s*e.dim : (s+1)*e.dim]
 		pos, kind, content := e.pos[s], e.kinds[c.kind], e.content(c)
 		for i := range out {
-			v := float32(0.5)*pos[i] + float32(0.7)*kind[i] + content[i]
+			// Each product is converted explicitly so that no platform fuses it
+			// into a multiply-add (the sim world is the same on every machine).
+			v := float32(float32(0.5)*pos[i]) + float32(float32(0.7)*kind[i]) + content[i]
 			if c.hovered {
-				v += float32(0.4) * e.hover[i]
+				v += float32(float32(0.4) * e.hover[i])
 			}
 			if noise > 0 {
 				v += float32(noise * rng.NormFloat64())

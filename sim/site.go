@@ -165,5 +165,5 @@ func slotPos(slot int) (x, y float32) {
 		return (float32(slot) + 0.5) / slotBody, 0.04
 	}
 	i := slot - slotBody
-	return (float32(i%3) + 0.5) / 3, 0.15 + float32(i/3)*0.105 + 0.05
+	return (float32(i%3) + 0.5) / 3, 0.15 + float32(float32(i/3)*0.105) + 0.05 // no fused multiply-add
 }

@@ -3,6 +3,7 @@ package f32
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -55,8 +56,15 @@ func TestMulMatchesReference(t *testing.T) {
 }
 
 // TestMulMatchesGonum checks that MulTo equals gonum's Sgemm without
-// transposes, whose per-element order is the same.
+// transposes, whose per-element order is the same. gonum's pure-Go kernels
+// let the compiler fuse multiply-adds where the architecture has them (all
+// but amd64 at its default level), so the bits agree only on amd64; MulTo
+// itself is checked against MulRef on every architecture
+// (TestMulMatchesReference; scripts/cross-arm64.sh runs it under arm64).
 func TestMulMatchesGonum(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skipf("skipped on %s: gonum's Sgemm fuses multiply-adds here", runtime.GOARCH)
+	}
 	rng := rand.New(rand.NewPCG(2, 2))
 	n, inner, k := 128, 512, 64
 	a, b := randSlice(rng, n*inner), randSlice(rng, inner*k)
