@@ -75,7 +75,7 @@ const (
 	mixLR          = 64 // the symbol mixers' learning rate
 	mixAPMRate     = 6
 	mixFlagLR      = 4 // the flag mixer's learning rate
-	mixSymInputs   = 4 + mixContexts + 3
+	mixSymInputs   = 5 + mixContexts + 3
 	mixContexts    = 6
 	mixFlagInputs  = 7
 	mixMaxMatchLen = 15
@@ -168,6 +168,8 @@ type mixCoder struct {
 
 	cum       []uint32
 	cum0      []uint32
+	cumF      []uint32
+	countsL   []uint16 // hashed rows of code counts by (coordinate, code before it in the slot)
 	counts    []uint16 // (J, C): order-0 code counts per coordinate in this episode
 	repeated  int      // coordinates copied by repeat decisions in the last codeState
 	omitted   int      // coordinates filled by the retention rule in the last codeState
@@ -221,6 +223,8 @@ func newMixCoder(slots, perSlot, C, bits int, nb *Neighbours, obs int) *mixCoder
 		fapm:     entropy.NewAPM(slots*2, mixAPMRate),
 		cum:      make([]uint32, C+1),
 		cum0:     make([]uint32, C+1),
+		cumF:     make([]uint32, C+1),
+		countsL:  make([]uint16, (1<<14)*C),
 		counts:   make([]uint16, slots*perSlot*C),
 		reach:    make([]uint64, 2*nodes),
 		freq:     make([]uint32, C),
@@ -231,7 +235,7 @@ func newMixCoder(slots, perSlot, C, bits int, nb *Neighbours, obs int) *mixCoder
 	for i := range w {
 		w[i] = 16000
 	}
-	w[0], w[1], w[2], w[3] = 0, 10000, 10000, 8000
+	w[0], w[1], w[2], w[3], w[4] = 0, 10000, 10000, 8000, 8000
 	m.sym.SetWeights(w)
 	m.sym2.SetWeights(w)
 	m.flag.SetWeights([]int32{0, 20000, 20000, 20000, 20000, 20000, 20000})
@@ -423,6 +427,7 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 			cost += bitsCost
 			rec[j] = uint8(c)
 			m.count(j, c)
+			addCount(m.countsL[m.sc.rowL:m.sc.rowL+m.C], c)
 			if rec[j] != prev[j] {
 				changed++
 			}
@@ -468,6 +473,15 @@ func boolInt(b bool) int {
 // all when they grow past 60,000).
 func (m *mixCoder) count(j, c int) {
 	cnt := m.counts[j*m.C : (j+1)*m.C]
+	cnt[c] += 32
+	if cnt[c] > 60000 {
+		for i := range cnt {
+			cnt[i] >>= 1
+		}
+	}
+}
+
+func addCount(cnt []uint16, c int) {
 	cnt[c] += 32
 	if cnt[c] > 60000 {
 		for i := range cnt {

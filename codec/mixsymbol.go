@@ -12,9 +12,11 @@ type symCtx struct {
 	order, rank []uint8
 	cum         []uint32 // the world model's cumulative table, in rank order
 	cum0        []uint32 // the coordinate's code counts in this episode, cumulative in rank order
-	mc, tc      int      // match / transition candidates as ranks, -1: none
-	ml, tl      int      // their lengths
-	cb          int      // changed-so-far bucket
+	cumF        []uint32 // the same given the code before it in the slot
+	rowL        int
+	mc, tc      int // match / transition candidates as ranks, -1: none
+	ml, tl      int // their lengths
+	cb          int // changed-so-far bucket
 	mset, tmem  int
 	keys        [mixContexts]uint64
 	noWM, noCtx bool
@@ -37,10 +39,18 @@ func (m *mixCoder) prepare(sc *symCtx, pr *worldmodel.Prediction, j int, prev, p
 	// The codes this coordinate took so far in the episode (order 0, in
 	// code space), mapped to rank order like the world model's table.
 	cnt := m.counts[j*m.C : (j+1)*m.C]
-	sc.cum0 = m.cum0
-	sc.cum0[0] = 0
+	left := uint64(m.C)
+	if j%m.perSlot > 0 {
+		left = uint64(rec[j-1])
+	}
+	row := int(mixHash(uint64(j)<<16|left)&uint64(len(m.countsL)/m.C-1)) * m.C
+	sc.rowL = row
+	cntL := m.countsL[row : row+m.C]
+	sc.cum0, sc.cumF = m.cum0, m.cumF
+	sc.cum0[0], sc.cumF[0] = 0, 0
 	for r, z := range sc.order {
 		sc.cum0[r+1] = sc.cum0[r] + uint32(cnt[z])
+		sc.cumF[r+1] = sc.cumF[r] + uint32(cntL[z])
 	}
 	p2 := m.C
 	if prev2 != nil {
@@ -151,7 +161,8 @@ func (m *mixCoder) predictNode(sc *symCtx, np *nodePred, blocks *[mixContexts][]
 	x := np.x[:0]
 	// The order-0 counts' probability of a 1 (add-one smoothed).
 	p0 := entropy.ClampP16(int64(uint64(sc.cum0[hi]-sc.cum0[mid]+1) << 16 / uint64(sc.cum0[hi]-sc.cum0[lo]+2)))
-	x = append(x, 256, entropy.Stretch(pw), entropy.Stretch(aw), entropy.Stretch(p0))
+	pF := entropy.ClampP16(int64(uint64(sc.cumF[hi]-sc.cumF[mid]+1) << 16 / uint64(sc.cumF[hi]-sc.cumF[lo]+2)))
+	x = append(x, 256, entropy.Stretch(pw), entropy.Stretch(aw), entropy.Stretch(p0), entropy.Stretch(pF))
 	for i := range blocks {
 		if sc.noCtx {
 			x = append(x, 0)
