@@ -76,7 +76,7 @@ const (
 	mixAPMRate     = 6
 	mixFlagLR      = 4 // the flag mixer's learning rate
 	mixSymInputs   = 5 + mixContexts + 3
-	mixContexts    = 6
+	mixContexts    = 1
 	mixFlagInputs  = 7
 	mixMaxMatchLen = 15
 )
@@ -315,10 +315,6 @@ func (m *mixCoder) start(history [][]uint8) {
 func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *trajectory.Action, t int, truth, rec []uint8, keep Keeper) (uint64, error) {
 	var cost uint64
 	prev := m.history[t-1]
-	var prev2 []uint8
-	if t >= 2 {
-		prev2 = m.history[t-2]
-	}
 	total := uint32(1) << prec
 	akey := actionKey(a)
 	changedSlots := 0
@@ -402,7 +398,7 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 				z = int(truth[j])
 			}
 			sc := &m.sc
-			m.prepare(sc, pr, j, prev, prev2, rec, cb)
+			m.prepare(sc, pr, j, prev, rec, cb)
 			if keep != nil {
 				// The retention rule reads the mixed distribution: its
 				// entropy decides, its mode fills.
