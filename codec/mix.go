@@ -224,8 +224,8 @@ func newMixCoder(slots, perSlot, C, bits int, nb *Neighbours, obs int) *mixCoder
 		cum:      make([]uint32, C+1),
 		cum0:     make([]uint32, C+1),
 		cumF:     make([]uint32, C+1),
-		countsL:  make([]uint16, (1<<14)*C),
-		counts:   make([]uint16, slots*perSlot*C),
+		countsL:  getCounts((1 << 14) * C),
+		counts:   getCounts(slots * perSlot * C),
 		reach:    make([]uint64, 2*nodes),
 		freq:     make([]uint32, C),
 	}
@@ -299,7 +299,23 @@ func (m *mixCoder) release() {
 	if m.ctx != nil {
 		putCtxTable(m.ctx)
 		m.ctx = nil
+		countPool.Put(&m.counts)
+		countPool.Put(&m.countsL)
+		m.counts, m.countsL = nil, nil
 	}
+}
+
+// countPool recycles count arrays; a recycled one is cleared, so it is
+// exactly a new one.
+var countPool sync.Pool
+
+func getCounts(n int) []uint16 {
+	if p, ok := countPool.Get().(*[]uint16); ok && cap(*p) >= n {
+		c := (*p)[:n]
+		clear(c)
+		return c
+	}
+	return make([]uint16, n)
 }
 
 // start takes the episode's initial state z_0 (coded raw).

@@ -45,8 +45,8 @@ func NeighboursOf(q *opq.Quantizer) (*Neighbours, error) {
 
 func newNeighbours(q *opq.Quantizer) (*Neighbours, error) {
 	books, C, dim := q.Books(), q.Codewords(), q.SubDim()
-	if C > 256 {
-		return nil, fmt.Errorf("codec: %d codewords: the neighbour order needs at most 256", C)
+	if C > 256 || dim > 1<<12 {
+		return nil, fmt.Errorf("codec: %d codewords of %d values: the neighbour order needs at most 256 of at most 4096", C, dim)
 	}
 	// One power-of-two scale for every value: the largest magnitude maps
 	// below 2^20, so differences fit 21 bits and squares sum safely.
@@ -69,60 +69,70 @@ func newNeighbours(q *opq.Quantizer) (*Neighbours, error) {
 		scale = math.Ldexp(1, 20-e)
 	}
 	n := &Neighbours{books: books, C: C, order: make([]uint8, books*C*C), rank: make([]uint8, books*C*C), origin: make([]uint8, books)}
-	iv := make([]int64, C*dim)
-	dist := make([]int64, C)
-	idx := make([]int, C)
+	iv := make([]int64, books*C*dim)
 	for b := range books {
 		for c := range C {
 			for k, v := range q.Codeword(b, c) {
-				iv[c*dim+k] = int64(math.RoundToEven(float64(v) * scale))
-			}
-		}
-		// The codeword nearest the origin of the standardised space: the
-		// training mean's code (the lowest on ties).
-		var best int64 = -1
-		for c := range C {
-			var d int64
-			for k := range dim {
-				d += iv[c*dim+k] * iv[c*dim+k]
-			}
-			if best < 0 || d < best {
-				best, n.origin[b] = d, uint8(c)
-			}
-		}
-		for p := range C {
-			for z := range C {
-				var d int64
-				for k := range dim {
-					x := iv[p*dim+k] - iv[z*dim+k]
-					d += x * x
-				}
-				dist[z] = d
-				idx[z] = z
-			}
-			slices.SortFunc(idx, func(x, y int) int {
-				// p first, then by distance, then by index.
-				switch {
-				case x == p:
-					return -1
-				case y == p:
-					return 1
-				case dist[x] != dist[y]:
-					if dist[x] < dist[y] {
-						return -1
-					}
-					return 1
-				}
-				return x - y
-			})
-			base := (b*C + p) * C
-			for r, z := range idx {
-				n.order[base+r] = uint8(z)
-				n.rank[base+z] = uint8(r)
+				iv[(b*C+c)*dim+k] = int64(math.RoundToEven(float64(v) * scale))
 			}
 		}
 	}
+	// Books are independent: two goroutines each take every other book.
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			keys := make([]uint64, C)
+			for b := w; b < books; b += 2 {
+				n.orderBook(b, iv[b*C*dim:(b+1)*C*dim], dim, keys)
+			}
+		}()
+	}
+	wg.Wait()
 	return n, nil
+}
+
+// orderBook fills book b's origin, order and rank rows from its codewords
+// iv (C x dim scaled integers). keys is scratch of C entries.
+func (n *Neighbours) orderBook(b int, iv []int64, dim int, keys []uint64) {
+	C := n.C
+	// The codeword nearest the origin of the standardised space: the
+	// training mean's code (the lowest on ties).
+	var best int64 = -1
+	for c := range C {
+		var d int64
+		for k := range dim {
+			d += iv[c*dim+k] * iv[c*dim+k]
+		}
+		if best < 0 || d < best {
+			best, n.origin[b] = d, uint8(c)
+		}
+	}
+	for p := range C {
+		// Sort keys (distance+1)<<8 | code: p itself first (key 0), then
+		// by distance, then by code. A squared difference is below 2^42
+		// and a subspace has at most 2^12 values (checked), so a key fits.
+		for z := range C {
+			var d int64
+			for k := range dim {
+				x := iv[p*dim+k] - iv[z*dim+k]
+				d += x * x
+			}
+			keys[z] = uint64(d+1)<<8 | uint64(z)
+		}
+		keys[p] = 0
+		slices.Sort(keys)
+		base := (b*C + p) * C
+		for r, k := range keys {
+			z := p
+			if k != 0 {
+				z = int(k & 0xff)
+			}
+			n.order[base+r] = uint8(z)
+			n.rank[base+z] = uint8(r)
+		}
+	}
 }
 
 // originRow returns coordinate j's order and rank rows from the codeword
