@@ -4,39 +4,19 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 
+	fixturepkg "github.com/memowm/memowm/internal/fixture"
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
 )
 
-// repeating returns copies of eps in which, from step 1 on, each slot keeps
-// the previous step's codes with probability 0.8: screens whose regions
-// mostly repeat, as recorded programs' do.
+// repeating is fixture.Repeating: screens whose slots mostly repeat.
 func repeating(eps []*trajectory.Episode, perSlot int) []*trajectory.Episode {
-	rng := rand.New(rand.NewPCG(9, 9))
-	out := make([]*trajectory.Episode, len(eps))
-	for i, ep := range eps {
-		c := &trajectory.Episode{ID: ep.ID, Actions: ep.Actions}
-		for t, z := range ep.Codes {
-			z = bytes.Clone(z)
-			if t > 0 {
-				prev := c.Codes[t-1]
-				for lo := 0; lo < len(z); lo += perSlot {
-					if rng.Float64() < 0.8 {
-						copy(z[lo:lo+perSlot], prev[lo:lo+perSlot])
-					}
-				}
-			}
-			c.Codes = append(c.Codes, z)
-		}
-		out[i] = c
-	}
-	return out
+	return fixturepkg.Repeating(eps, perSlot)
 }
 
 func encodeFileWith(t testing.TB, b *model.Bundle, p worldmodel.Predictor, policy model.Policy, opt Options, eps []*trajectory.Episode) (string, []EpisodeStats) {

@@ -36,7 +36,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -121,7 +120,7 @@ func run(dir, save, load string) error {
 		return err
 	}
 	keep := model.Policy{Kind: model.KeepAll}
-	rep := repeating(eps, p.Config().Subspaces)
+	rep := fixturepkg.Repeating(eps, p.Config().Subspaces)
 	fmt.Printf("%-26s %s\n", "sim-states", hashStates(states))
 	fmt.Printf("%-26s %s\n", "fixture-codes", hashCodes(eps))
 	fmt.Printf("%-26s %s\n", "fixture-actions", hashActions(eps))
@@ -236,31 +235,6 @@ func hashActions(eps []*trajectory.Episode) string {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// repeating is codec/repeat_test.go's transform: each slot of each state after
-// the first copies the previous state's codes with probability 0.8 (seeded,
-// integer PCG, so the same on every architecture).
-func repeating(eps []*trajectory.Episode, perSlot int) []*trajectory.Episode {
-	rng := rand.New(rand.NewPCG(9, 9))
-	out := make([]*trajectory.Episode, len(eps))
-	for i, ep := range eps {
-		c := &trajectory.Episode{ID: ep.ID, Actions: ep.Actions}
-		for t, z := range ep.Codes {
-			z = bytes.Clone(z)
-			if t > 0 {
-				prev := c.Codes[t-1]
-				for lo := 0; lo < len(z); lo += perSlot {
-					if rng.Float64() < 0.8 {
-						copy(z[lo:lo+perSlot], prev[lo:lo+perSlot])
-					}
-				}
-			}
-			c.Codes = append(c.Codes, z)
-		}
-		out[i] = c
-	}
-	return out
 }
 
 const (
