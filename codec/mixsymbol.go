@@ -31,13 +31,9 @@ func (m *mixCoder) prepare(sc *symCtx, pr *worldmodel.Prediction, j int, prev, r
 	// Codes are coded as ranks from the previous code (Neighbours): the
 	// world model's table and the candidates are mapped.
 	sc.order, sc.rank = m.nb.row(j, p)
-	sc.cum = m.cum
-	sc.cum[0] = 0
-	for r, z := range sc.order {
-		sc.cum[r+1] = sc.cum[r] + tbl[z]
-	}
 	// The codes this coordinate took so far in the episode (order 0, in
-	// code space), mapped to rank order like the world model's table.
+	// code space), and given the code before it in the slot, mapped to
+	// rank order like the world model's table, in one pass.
 	cnt := m.counts[j*m.C : (j+1)*m.C]
 	left := uint64(m.C)
 	if j%m.perSlot > 0 {
@@ -46,11 +42,15 @@ func (m *mixCoder) prepare(sc *symCtx, pr *worldmodel.Prediction, j int, prev, r
 	row := int(mixHash(uint64(j)<<16|left)&uint64(len(m.countsL)/m.C-1)) * m.C
 	sc.rowL = row
 	cntL := m.countsL[row : row+m.C]
-	sc.cum0, sc.cumF = m.cum0, m.cumF
-	sc.cum0[0], sc.cumF[0] = 0, 0
+	sc.cum, sc.cum0, sc.cumF = m.cum, m.cum0, m.cumF
+	cum, cum0, cumF := sc.cum[:len(sc.order)+1], sc.cum0[:len(sc.order)+1], sc.cumF[:len(sc.order)+1]
+	var a, b, c uint32
+	cum[0], cum0[0], cumF[0] = 0, 0, 0
 	for r, z := range sc.order {
-		sc.cum0[r+1] = sc.cum0[r] + uint32(cnt[z])
-		sc.cumF[r+1] = sc.cumF[r] + uint32(cntL[z])
+		a += tbl[z]
+		b += uint32(cnt[z])
+		c += uint32(cntL[z])
+		cum[r+1], cum0[r+1], cumF[r+1] = a, b, c
 	}
 	mc, ml, tc, tl := m.match.candidates(m.history, rec, j)
 	if mc >= 0 {
