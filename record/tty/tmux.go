@@ -354,6 +354,10 @@ type settled struct {
 // status of a program whose pane is already dead.
 const exitGrace = 2 * time.Second
 
+// deadQuiet is how long a dead pane's screen must stay unchanged before its
+// last screen is taken.
+const deadQuiet = 300 * time.Millisecond
+
 // settle polls the screen every poll until it and the cursor have been
 // unchanged for quiet since their last change (for idle, longer, while
 // nothing has changed since the action), at most maxWait. prev is the
@@ -377,10 +381,14 @@ func (s *session) settle(ctx context.Context, prev Screen, quiet, idle, poll, ma
 			last, lastChange, changed = c.Screen, now, true
 		}
 		wait := idle
-		if changed || c.dead {
-			// A dead pane may still show output read after the exit:
-			// wait for it to be quiet too.
+		if changed {
 			wait = quiet
+		}
+		if c.dead {
+			// A dead pane may still show output that tmux reads after the
+			// exit (a loaded machine lags): nothing more can be typed, so
+			// wait a little longer for it to be quiet.
+			wait = max(quiet, deadQuiet)
 		}
 		// tmux marks a pane dead when its terminal closes, and learns the
 		// exit status a moment later, when the process is reaped.
