@@ -105,8 +105,13 @@ func TestRecordTTYErrors(t *testing.T) {
 	// A program that exits before the first step: an error, nothing written.
 	needTmux(t, "sh")
 	code, _, stderr := memowm(t, "record", "tty", "--steps", "5", "--out", out, "--quiet", "--", "sh", "-c", "echo oops; exit 4")
+	// The message quotes the last screen. A program that writes and exits
+	// at once can lose its output inside tmux before the pane is read (seen
+	// once in a fresh-clone CI run on a loaded machine): then the quoted
+	// screen is empty, which is still the truth about what tmux showed.
 	if code != 1 || !(strings.Contains(stderr, "record tty: sh exited (status 4) at startup") ||
-		strings.Contains(stderr, "record tty: sh exited (status unknown) at startup")) || !strings.Contains(stderr, "oops") {
+		strings.Contains(stderr, "record tty: sh exited (status unknown) at startup")) ||
+		!(strings.Contains(stderr, "oops") || strings.Contains(stderr, `its screen ends with ""`)) {
 		t.Errorf("early exit: %d %q", code, stderr)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
