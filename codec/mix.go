@@ -29,13 +29,14 @@ import (
 // refined by two adaptive probability maps, coded at 16-bit precision:
 //
 //   - the world model: its table's probability of the bit given the bits
-//     above it, computed exactly from the integer table in rank order;
-//   - six adaptive context models (entropy.Counter in hashed blocks of one
-//     counter per node of three tree levels): the coordinate with its
-//     previous code; with its previous two codes; with the match's code and
-//     length; with the world model's mode and the slot's changes so far;
-//     with the transition candidate's code; and, shared by every
-//     coordinate, the slot's changes so far with which candidates exist;
+//     above it, computed exactly from the integer table in rank order, and
+//     the same refined by an adaptive map per depth and slot state;
+//   - adaptive code counts in code space, mapped to rank order the same
+//     way: the coordinate's codes so far in the episode, and its codes
+//     given the code before it in the slot (hashed rows);
+//   - one adaptive context shared by every coordinate (entropy.Counter
+//     blocks, one counter per node of three tree levels): the slot's
+//     changes so far and which candidates exist;
 //   - long-range copy (mixmatch.go): the prefix match (the latest earlier
 //     state whose slot began with the same codes) and the transition
 //     candidate (the state that last followed the slot's current content),
