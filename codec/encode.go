@@ -38,7 +38,7 @@ type SimOptions struct {
 	// memory file written with Options.SlotRepeat does.
 	SlotRepeat bool
 	// Mix codes every state under the mixing prior, as a memory file
-	// written with Options.Mix does (lossless only).
+	// written with Options.Mix does.
 	Mix bool
 	// Neighbours is the bundle's neighbour order (NeighboursOf its
 	// quantizer), which Mix needs.
@@ -197,10 +197,7 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 			return nil, fmt.Errorf("codec: episode %d: %w", ep.ID, err)
 		}
 		stream := encs[i].Bytes()
-		packed := packedLen(J, bits)
-		if h.Mix {
-			packed = 0 // z_0 is in the stream
-		}
+		packed := h.packedInitial()
 		sec := make([]byte, 0, sectionHead+packed+len(stream)+sectionTail)
 		sec = binary.LittleEndian.AppendUint64(sec, uint64(ep.ID))
 		sec = binary.LittleEndian.AppendUint32(sec, uint32(len(ep.Codes)))
@@ -237,10 +234,10 @@ func SimulateWith(p worldmodel.Predictor, keep Keeper, eps []*trajectory.Episode
 	cfg := p.Config()
 	h := &Header{Profile: p.Profile(), Precision: p.Precision(), Slots: cfg.Slots, Subspaces: cfg.Subspaces, Codewords: cfg.Codewords,
 		SlotRepeat: opt.SlotRepeat, Mix: opt.Mix}
-	if opt.Mix && opt.SlotRepeat {
-		return nil, fmt.Errorf("codec: the mixing prior has its own slot repeat decisions; choose one")
+	if err := h.checkCoding(); err != nil {
+		return nil, err
 	}
-	if opt.Mix && (opt.Neighbours == nil || opt.Neighbours.C != cfg.Codewords || len(opt.Neighbours.rank) != opt.Neighbours.books*cfg.Codewords*cfg.Codewords || cfg.Coords()%opt.Neighbours.books != 0) {
+	if opt.Mix && !opt.Neighbours.fits(h) {
 		return nil, fmt.Errorf("codec: the mixing prior needs the neighbour order of the bundle's quantizer (SimOptions.Neighbours)")
 	}
 

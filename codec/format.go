@@ -53,8 +53,8 @@ type Header struct {
 	// slot (see repeatCoder). Stored as bit 16 of the policy kind field.
 	SlotRepeat bool
 	// Mix: every predicted state is coded under the mixing prior (see
-	// mix.go): the world model mixed with adaptive context models and a
-	// long-range match model, per slot repeat decisions first. Stored as
+	// mix.go): the world model mixed with adaptive counts and long-range
+	// copy, per slot repeat decisions first. Stored as
 	// bit 17 of the policy kind field; files without it read as before.
 	Mix bool
 }
@@ -64,6 +64,23 @@ const flagSlotRepeat = 1 << 16
 
 // flagMix is Header.Mix's bit in the stored policy kind.
 const flagMix = 1 << 17
+
+// checkCoding reports a header whose coding options cannot go together.
+func (h *Header) checkCoding() error {
+	if h.Mix && h.SlotRepeat {
+		return fmt.Errorf("codec: the mixing prior has its own slot repeat decisions; choose one")
+	}
+	return nil
+}
+
+// packedInitial is the byte length of z_0 packed at the start of a
+// section's payload: none in a mixed file, whose stream holds z_0.
+func (h *Header) packedInitial() int {
+	if h.Mix {
+		return 0
+	}
+	return packedLen(h.Coords(), h.codeBits())
+}
 
 // Coords is the number of coordinates per state.
 func (h *Header) Coords() int { return h.Slots * h.Subspaces }

@@ -398,15 +398,6 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 	return cost, nil
 }
 
-func equalCodes(a, b []uint8) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func errOutsideCodewords(c, C int) error {
 	return fmt.Errorf("%w: decoded code %d is outside the %d codewords", ErrFormat, c, C)
 }
@@ -430,16 +421,10 @@ func boolInt(b bool) int {
 
 // count adds code c of coordinate j to its order-0 counts (halving them
 // all when they grow past 60,000).
-func (m *mixCoder) count(j, c int) {
-	cnt := m.counts[j*m.C : (j+1)*m.C]
-	cnt[c] += 32
-	if cnt[c] > 60000 {
-		for i := range cnt {
-			cnt[i] >>= 1
-		}
-	}
-}
+func (m *mixCoder) count(j, c int) { addCount(m.counts[j*m.C:(j+1)*m.C], c) }
 
+// addCount adds code c to the counts cnt, halving them all when one grows
+// past 60,000.
 func addCount(cnt []uint16, c int) {
 	cnt[c] += 32
 	if cnt[c] > 60000 {

@@ -32,6 +32,7 @@ func newInitialCoder(slots, nodes int) *initialCoder {
 func (m *mixCoder) codeInitial(io bitIO, truth, rec []uint8) (uint64, error) {
 	ic := newInitialCoder(m.slots, m.nodes)
 	var cost uint64
+	prevRank := 0 // the rank of the code before j, coded last
 	for j := range rec {
 		order, rank := m.nb.originRow(j)
 		r := 0
@@ -40,8 +41,7 @@ func (m *mixCoder) codeInitial(io bitIO, truth, rec []uint8) (uint64, error) {
 		}
 		lb := 4 // the code before j in the slot, as a rank bucket; 4: none
 		if j%m.perSlot > 0 {
-			_, lr := m.nb.originRow(j - 1)
-			lb = min(int(lr[rec[j-1]]), 3)
+			lb = min(prevRank, 3)
 		}
 		s := j / m.perSlot
 		node := 1
@@ -67,6 +67,7 @@ func (m *mixCoder) codeInitial(io bitIO, truth, rec []uint8) (uint64, error) {
 			return 0, errOutsideCodewords(c, m.C)
 		}
 		rec[j] = order[c]
+		prevRank = c
 	}
 	return cost, nil
 }

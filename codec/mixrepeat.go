@@ -1,6 +1,8 @@
 package codec
 
 import (
+	"bytes"
+
 	"github.com/memowm/memowm/entropy"
 	"github.com/memowm/memowm/worldmodel"
 )
@@ -60,7 +62,7 @@ func (m *mixCoder) codeRepeat(io bitIO, pr *worldmodel.Prediction, total uint32,
 	pa := m.fapm.Refine(pm, s*2+pf)
 	p := entropy.ClampP16((int64(pm) + 3*int64(pa)) >> 2)
 	y := 0
-	if truth != nil && equalCodes(truth[lo:hi], prev[lo:hi]) {
+	if truth != nil && bytes.Equal(truth[lo:hi], prev[lo:hi]) {
 		y = 1
 	}
 	y, err := io.code(y, p)

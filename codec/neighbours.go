@@ -135,6 +135,12 @@ func (n *Neighbours) orderBook(b int, iv []int64, dim int, keys []uint64) {
 	}
 }
 
+// fits reports whether n is a neighbour order for h's geometry (a nil n
+// fits nothing).
+func (n *Neighbours) fits(h *Header) bool {
+	return n != nil && n.C == h.Codewords && len(n.rank) == n.books*n.C*n.C && h.Coords()%n.books == 0
+}
+
 // originRow returns coordinate j's order and rank rows from the codeword
 // nearest the origin.
 func (n *Neighbours) originRow(j int) (order, rank []uint8) {

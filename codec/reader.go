@@ -159,7 +159,7 @@ func (r *Reader) CheckBundle(b *model.Bundle) error {
 		if err != nil {
 			return fmt.Errorf("codec: %s: %w", r.path, err)
 		}
-		if nb.C != r.hdr.Codewords || r.hdr.Coords()%nb.books != 0 {
+		if !nb.fits(r.hdr) {
 			return fmt.Errorf("codec: %s: %w: the bundle's quantizer does not fit the file's geometry", r.path, ErrFormat)
 		}
 		r.nb = nb
@@ -190,10 +190,7 @@ func (r *Reader) section(i int) (z0 []uint8, stream []byte, codesCRC uint32, err
 	obs := binary.LittleEndian.Uint32(sec[8:])
 	plen := int(binary.LittleEndian.Uint32(sec[12:]))
 	h := r.hdr
-	packed := packedLen(h.Coords(), h.codeBits())
-	if h.Mix {
-		packed = 0 // z_0 is in the stream
-	}
+	packed := h.packedInitial()
 	if id != e.ID || obs != e.Observations || sectionHead+plen+sectionTail != n || plen < packed {
 		return nil, nil, 0, fmt.Errorf("%w: section does not match the index", ErrFormat)
 	}
@@ -266,10 +263,10 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 			if _, err := m.codeInitial(bitDecoder{decs[k]}, nil, z0); err != nil {
 				return nil, r.epErr(i, fmt.Errorf("%w: step 0: %w", ErrFormat, err))
 			}
-			loops[k] = &loop{recon: [][]uint8{z0}}
-			m.start(loops[k].recon)
-		} else {
-			loops[k] = &loop{recon: [][]uint8{z0}}
+		}
+		loops[k] = &loop{recon: [][]uint8{z0}}
+		if mixes[k] != nil {
+			mixes[k].start(loops[k].recon)
 		}
 		crcs[k] = crc
 		maxObs = max(maxObs, obs[k])

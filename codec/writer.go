@@ -52,8 +52,8 @@ type Options struct {
 	SlotRepeat bool
 	// Mix codes every predicted state under the mixing prior (mix.go): the
 	// world model's table is one input of an adaptive, exact logistic mix
-	// with context models and a long-range match model. Lossless policies
-	// only; it replaces SlotRepeat.
+	// with adaptive counts and long-range copy; with a lossy policy the rule
+	// reads the mixed distribution. It replaces SlotRepeat.
 	Mix bool
 }
 
@@ -71,8 +71,8 @@ func CreateWith(path string, b *model.Bundle, p worldmodel.Predictor, policy mod
 	hdr := headerFor(b, policy)
 	hdr.SlotRepeat = opt.SlotRepeat
 	hdr.Mix = opt.Mix
-	if opt.Mix && opt.SlotRepeat {
-		return nil, fmt.Errorf("codec: the mixing prior has its own slot repeat decisions; choose one")
+	if err := hdr.checkCoding(); err != nil {
+		return nil, err
 	}
 	if err := checkPredictor(p, hdr); err != nil {
 		return nil, err
