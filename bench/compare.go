@@ -18,6 +18,20 @@ type Comparison struct {
 	DeltaNLLBits    *float64 `json:"delta_nll_bits"` // null without a reader and questions
 }
 
+// simulate runs codec.SimulateWith over eps in predictor batches of batch
+// episodes and returns every episode's accounting in order.
+func simulate(p worldmodel.Predictor, keep codec.Keeper, eps []*trajectory.Episode, batch int, opt codec.SimOptions) ([]codec.EpisodeStats, error) {
+	var all []codec.EpisodeStats
+	for lo := 0; lo < len(eps); lo += batch {
+		st, err := codec.SimulateWith(p, keep, eps[lo:min(len(eps), lo+batch)], opt)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, st...)
+	}
+	return all, nil
+}
+
 // Compare runs the gated loop three ways with the rule keep: the model's
 // mode as fill (what memory files do), the previous reconstructed code as
 // fill, and predictions from the true history (teacher forcing; no decoder
@@ -48,20 +62,18 @@ func Compare(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode,
 		var obs int
 		var kept, coords, omitted, recovered uint64
 		recon := map[int64][][]uint8{}
-		for lo := 0; lo < len(eps); lo += batch {
-			st, err := codec.SimulateWith(p, keep, eps[lo:min(len(eps), lo+batch)], v.opt)
-			if err != nil {
-				return nil, err
-			}
-			for _, s := range st {
-				bits += s.StateBits + s.ActionBits
-				obs += s.Observations
-				kept += s.Kept
-				coords += s.Coords
-				omitted += s.Omitted
-				recovered += s.Recovered
-				recon[s.ID] = s.Recon
-			}
+		st, err := simulate(p, keep, eps, batch, v.opt)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range st {
+			bits += s.StateBits + s.ActionBits
+			obs += s.Observations
+			kept += s.Kept
+			coords += s.Coords
+			omitted += s.Omitted
+			recovered += s.Recovered
+			recon[s.ID] = s.Recon
 		}
 		c := Comparison{Name: v.name, IdealBitsPerObs: bits / float64(max(obs, 1))}
 		if coords > 0 {

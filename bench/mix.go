@@ -46,14 +46,10 @@ func mixRows(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode,
 		{WMMixNoContexts, codec.MixContexts, "without the adaptive context models"},
 	} {
 		progress(a.name)
-		var st []codec.EpisodeStats
-		for lo := 0; lo < len(eps); lo += opt.Batch {
-			s, err := codec.SimulateWith(p, model.Policy{Kind: model.KeepAll}, eps[lo:min(len(eps), lo+opt.Batch)],
-				codec.SimOptions{Mix: true, Neighbours: nb, MixWithout: a.without})
-			if err != nil {
-				return nil, err
-			}
-			st = append(st, s...)
+		st, err := simulate(p, model.Policy{Kind: model.KeepAll}, eps, opt.Batch,
+			codec.SimOptions{Mix: true, Neighbours: nb, MixWithout: a.without})
+		if err != nil {
+			return nil, err
 		}
 		var state, action float64
 		nobs := 0
