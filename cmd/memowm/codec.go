@@ -240,10 +240,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	}
 	acc := accountStats(all, st.Size())
 	acc.Policy = policy.String()
-	acc.Prior = "wm"
-	if mix {
-		acc.Prior = "mix"
-	}
+	acc.Prior = priorName(mix)
 	acc.FixedWidthBits = b.OPQ.Bits()
 	acc.EncodeObsPerSec = float64(obs) / el.Seconds()
 	if *asJSON {
@@ -528,13 +525,13 @@ func inspectMemory(path string, asJSON bool, stdout io.Writer) error {
 		return e.Encode(map[string]any{
 			"path": path, "kind": "memory", "version": codec.Version, "bundle_sha256": fmt.Sprintf("%x", h.Bundle),
 			"profile": h.Profile, "precision": h.Precision, "slots": h.Slots, "subspaces": h.Subspaces, "codewords": h.Codewords,
-			"slot_repeat": h.SlotRepeat, "prior": priorName(h),
+			"slot_repeat": h.SlotRepeat, "prior": priorName(h.Mix),
 			"accounting": a, "episodes": eps,
 		})
 	}
 	fmt.Fprintf(stdout, "file          %s (memory file, format %d, %s)\n", path, codec.Version, humanBytes(r.Size()))
 	fmt.Fprintf(stdout, "bundle        sha256 %x\n", h.Bundle)
-	rep := ", prior " + priorName(h)
+	rep := ", prior " + priorName(h.Mix)
 	if h.SlotRepeat {
 		rep += ", slot repeat flags"
 	}
@@ -584,9 +581,10 @@ func inspectBundle(path string, asJSON bool, stdout io.Writer) error {
 	return nil
 }
 
-// priorName names the prior a memory file's states are coded under.
-func priorName(h *codec.Header) string {
-	if h.Mix {
+// priorName names the prior states are coded under: mix (Header.Mix) or
+// wm.
+func priorName(mix bool) string {
+	if mix {
 		return "mix"
 	}
 	return "wm"
