@@ -261,11 +261,7 @@ func (m *mixCoder) treeTable(sc *symCtx, freq []uint32) []uint32 {
 			reach[2*node], reach[2*node+1] = 0, 0
 			continue
 		}
-		if d%3 == 0 {
-			m.blocksFor(sc, node, &blocks)
-		} else {
-			m.blocksFor(sc, node>>(d%3), &blocks)
-		}
+		m.blocksFor(sc, node>>(d%3), &blocks) // the node's group starts d%3 levels up
 		m.predictNode(sc, np, &blocks, node, d)
 		one := reach[node] * uint64(np.pf) >> 16
 		reach[2*node+1] = one
