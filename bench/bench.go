@@ -118,7 +118,7 @@ func Run(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, opt
 	rep.Note = fmt.Sprintf("lossless with slot repeat flags: %.1f%% of the predicted coordinates copied by a flag", 100*rep.repeated)
 	r.Methods = append(r.Methods, rep)
 	progress("wm-gated")
-	gated, err := memoryRow(b, p, eps, b.Policy, codec.Options{}, opt)
+	gated, err := memoryRow(b, p, eps, b.Policy, codec.Options{Mix: b.Policy.CalibratedOnMix()}, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -141,6 +141,9 @@ func Run(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, opt
 		}
 		gated.DeltaNLLBits = &d
 		gated.Note = fmt.Sprintf("%s; distortion over %d questions", b.Policy, n)
+		if b.Policy.CalibratedOnMix() {
+			gated.Note += "; written under the mixing prior, as the policy was calibrated"
+		}
 	}
 	r.Methods = append(r.Methods, gated)
 	mix, err := mixRows(b, p, eps, opt, progress)

@@ -38,7 +38,8 @@ func simulate(p worldmodel.Predictor, keep codec.Keeper, eps []*trajectory.Episo
 // could follow it: it shows what the closed loop costs); then the mixing
 // prior, whose mixed distribution gives the rule its entropies and fills
 // (what 'encode --prior mix' writes). A risk policy's g(H) was calibrated
-// on the world model's entropies, so the mix row reads them differently.
+// on one of the two distributions (Policy.Prior), so the rows of the other
+// read it off its scale: a writer refuses that, the comparison shows it.
 func Compare(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, keep codec.Keeper, qs []*trajectory.Question, batch int) ([]Comparison, error) {
 	if batch <= 0 {
 		batch = 8
@@ -55,6 +56,9 @@ func Compare(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode,
 		{"copy-fill", codec.SimOptions{FillPrevious: true}},
 		{"teacher-forced", codec.SimOptions{TeacherForced: true}},
 		{"mix", codec.SimOptions{Mix: true, Neighbours: nb}},
+	}
+	if pol, ok := keep.(model.Policy); ok && pol.Kind == model.Risk {
+		keep = ruleOnly{pol}
 	}
 	var out []Comparison
 	for _, v := range variants {
@@ -93,3 +97,10 @@ func Compare(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode,
 	}
 	return out, nil
 }
+
+// ruleOnly applies a policy's rule without being a model.Policy, so the
+// writer's check that a risk policy is applied under the prior it was
+// calibrated on (Policy.Prior) lets a comparison cross priors.
+type ruleOnly struct{ p model.Policy }
+
+func (r ruleOnly) Keep(j int, hQ16 uint32) bool { return r.p.Keep(j, hQ16) }

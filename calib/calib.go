@@ -34,10 +34,14 @@ type Setup struct {
 	Questions []*trajectory.Question // about those episodes
 	Batch     int                    // episodes per predictor batch (default 8)
 	Progress  func(p Point)          // called after each evaluation, if not nil
-	byID      map[int64]int          // episode position by ID
-	base      []float64              // answer bits on the complete states
-	qsUsed    []*trajectory.Question // the questions that name a known step
-	states    [][]float32            // scratch
+	// Mix, when set (the bundle's neighbour order), runs the closed loop
+	// under the mixing prior: the retention rule reads the mixed
+	// distribution, as 'encode --prior mix' does.
+	Mix    *codec.Neighbours
+	byID   map[int64]int          // episode position by ID
+	base   []float64              // answer bits on the complete states
+	qsUsed []*trajectory.Question // the questions that name a known step
+	states [][]float32            // scratch
 }
 
 func (s *Setup) init() error {
@@ -86,7 +90,11 @@ func (s *Setup) Evaluate(family string, param float64, keep codec.Keeper) (Point
 	var obs int
 	var kept, coords uint64
 	for lo := 0; lo < len(s.Episodes); lo += batch {
-		st, err := codec.Simulate(s.P, keep, s.Episodes[lo:min(len(s.Episodes), lo+batch)])
+		var opt codec.SimOptions
+		if s.Mix != nil {
+			opt = codec.SimOptions{Mix: true, Neighbours: s.Mix}
+		}
+		st, err := codec.SimulateWith(s.P, keep, s.Episodes[lo:min(len(s.Episodes), lo+batch)], opt)
 		if err != nil {
 			return Point{}, fmt.Errorf("calib: %w", err)
 		}

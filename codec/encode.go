@@ -3,6 +3,7 @@ package codec
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/memowm/memowm/model"
 	"hash/crc32"
 
 	"github.com/memowm/memowm/entropy"
@@ -46,7 +47,20 @@ type SimOptions struct {
 	// MixWithout leaves parts of the mixing prior out (ablations; no file
 	// can hold them).
 	MixWithout MixPart
+	// Observe, with Mix, receives the entropy (Q16 bits) and mode of the
+	// mixed distribution at every coordinate the retention rule decides
+	// on: every coordinate of a slot that does not repeat, at steps t >= 1
+	// of episode ep (its index in the batch). With Observe set, the
+	// distribution is computed even under a lossless policy, as a lossy
+	// writer computes it, so the loop is the one a lossy writer runs.
+	Observe func(ep, t, j int, hQ16 uint32, mode uint8)
 }
+
+// keepEvery keeps every coordinate without being a lossless Policy, so the
+// mixing prior still computes each coordinate's mixed distribution.
+type keepEvery struct{}
+
+func (keepEvery) Keep(int, uint32) bool { return true }
 
 // encodeBatch runs the closed loop over eps as one predictor batch and
 // returns each episode's section and accounting. keep decides retention.
@@ -88,6 +102,9 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 			m := newMixCoder(h.Slots, h.Subspaces, h.Codewords, bits, opt.Neighbours, len(ep.Codes))
 			mixes[i] = m
 			m.without = opt.MixWithout
+			if obs := opt.Observe; obs != nil {
+				m.observe = func(t, j int, hQ16 uint32, mode uint8) { obs(i, t, j, hQ16, mode) }
+			}
 			cost, err := m.codeInitial(bitEncoder{encs[i]}, ep.Codes[0], loops[i].recon[0])
 			if err != nil {
 				return nil, fmt.Errorf("codec: episode %d step 0: %w", ep.ID, err)
@@ -96,6 +113,10 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 			m.start(loops[i].recon)
 		}
 		maxObs = max(maxObs, len(ep.Codes))
+	}
+	mixKeep := mixKeeper(keep)
+	if mixKeep == nil && opt.Observe != nil {
+		mixKeep = keepEvery{}
 	}
 	want := make([]bool, len(eps))
 	var preds []worldmodel.Prediction
@@ -130,7 +151,7 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 			rec := make([]uint8, J)
 			if mx := mixes[i]; mx != nil {
 				mx.history = loops[i].recon
-				cost, err := mx.codeState(bitEncoder{encs[i]}, pr, prec, &ep.Actions[t-1], t, z, rec, mixKeeper(keep))
+				cost, err := mx.codeState(bitEncoder{encs[i]}, pr, prec, &ep.Actions[t-1], t, z, rec, mixKeep)
 				if err != nil {
 					return nil, fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
 				}
@@ -236,6 +257,11 @@ func SimulateWith(p worldmodel.Predictor, keep Keeper, eps []*trajectory.Episode
 		SlotRepeat: opt.SlotRepeat, Mix: opt.Mix}
 	if err := h.checkCoding(); err != nil {
 		return nil, err
+	}
+	if pol, ok := keep.(model.Policy); ok {
+		if err := checkPrior(pol, opt.Mix); err != nil {
+			return nil, err
+		}
 	}
 	if opt.Mix && !opt.Neighbours.fits(h) {
 		return nil, fmt.Errorf("codec: the mixing prior needs the neighbour order of the bundle's quantizer (SimOptions.Neighbours)")

@@ -73,6 +73,19 @@ func (h *Header) checkCoding() error {
 	return nil
 }
 
+// checkPrior reports a risk policy that omits coordinates but was
+// calibrated on the other prior than the one the file is coded under: its
+// error lookup g(H) would read entropies of another distribution.
+func checkPrior(p model.Policy, mix bool) error {
+	if p.Kind != model.Risk || p.Lossless() || p.CalibratedOnMix() == mix {
+		return nil
+	}
+	if mix {
+		return fmt.Errorf("codec: the risk policy was calibrated on the world model's tables, not the mixing prior's distribution")
+	}
+	return fmt.Errorf("codec: the risk policy was calibrated on the mixing prior's distribution, not the world model's tables")
+}
+
 // packedInitial is the byte length of z_0 packed at the start of a
 // section's payload: none in a mixed file, whose stream holds z_0.
 func (h *Header) packedInitial() int {

@@ -180,6 +180,7 @@ type mixCoder struct {
 	reach     []uint64
 	freq      []uint32
 	without   MixPart
+	observe   func(t, j int, hQ16 uint32, mode uint8) // SimOptions.Observe for this episode
 }
 
 // MixPart names parts of the mixing prior, for ablations (SimOptions.MixWithout).
@@ -366,8 +367,12 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 				// The retention rule reads the mixed distribution: its
 				// entropy decides, its mode fills.
 				m.freq = m.treeTable(sc, m.freq)
-				if !keep.Keep(j, entropy.EntropyQ16(m.freq)) {
-					rec[j] = sc.order[entropy.Mode(m.freq)]
+				h, mode := entropy.EntropyQ16(m.freq), sc.order[entropy.Mode(m.freq)]
+				if m.observe != nil {
+					m.observe(t, j, h, mode)
+				}
+				if !keep.Keep(j, h) {
+					rec[j] = mode
 					m.omitted++
 					if truth != nil && rec[j] == truth[j] {
 						m.recovered++

@@ -74,6 +74,9 @@ func CreateWith(path string, b *model.Bundle, p worldmodel.Predictor, policy mod
 	if err := hdr.checkCoding(); err != nil {
 		return nil, err
 	}
+	if err := checkPrior(policy, opt.Mix); err != nil {
+		return nil, err
+	}
 	if err := checkPredictor(p, hdr); err != nil {
 		return nil, err
 	}

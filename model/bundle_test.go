@@ -209,6 +209,29 @@ func TestRiskPolicy(t *testing.T) {
 	if !p.Lossless() || p.WithLambda(1).Lossless() {
 		t.Fatal("Lossless")
 	}
+	// The prior it was calibrated on: wm (or unnamed) or mix, nothing else;
+	// WithLambda keeps it; a keep-all policy names none.
+	for _, c := range []struct {
+		prior string
+		ok    bool
+	}{{"", true}, {PriorWM, true}, {PriorMix, true}, {"gpt", false}} {
+		q := p
+		q.Prior = c.prior
+		if err := q.Validate(); (err == nil) != c.ok {
+			t.Fatalf("prior %q: %v", c.prior, err)
+		}
+		if q.WithLambda(5).CalibratedOnMix() != (c.prior == PriorMix) {
+			t.Fatalf("prior %q: CalibratedOnMix", c.prior)
+		}
+	}
+	mixed := p.WithLambda(1 << 32)
+	mixed.Prior = PriorMix
+	if s := mixed.String(); !strings.Contains(s, "mixed distribution") {
+		t.Fatalf("String %q", s)
+	}
+	if (Policy{Kind: KeepAll, Prior: PriorMix}).Validate() == nil || (Policy{Kind: MinEntropy, Prior: PriorMix}).CalibratedOnMix() {
+		t.Fatal("a prior on a policy without an error lookup")
+	}
 }
 
 func TestBundleWithReader(t *testing.T) {

@@ -22,6 +22,11 @@ import (
 //     are exact 128-bit products in Q48. bin(H) = H / BinQ16, the last bin
 //     for larger H. lambda = 0 keeps everything. (Impacts and lambda need
 //     Q32: impacts of 1e-4 bit and lambdas of 1e-6 are common.)
+//
+// Prior names the distribution a risk policy's error lookup was measured
+// on: the world model's table ("" or "wm") or the mixing prior's mixed
+// distribution ("mix"). A rule applies where it was calibrated: the writer
+// refuses the other prior for a risk policy that omits anything.
 type Policy struct {
 	Kind          string `json:"kind"`
 	MinEntropyQ16 uint32 `json:"min_entropy_q16,omitempty"`
@@ -31,6 +36,7 @@ type Policy struct {
 	BinRate   []int32  `json:"bin_rate,omitempty"` // per bin: pooled error rate, Q16; -1: not populated
 	Marginal  []uint32 `json:"marginal,omitempty"` // per coordinate: marginal error rate, Q16
 	Impact    []uint64 `json:"impact,omitempty"`   // per coordinate: task impact V_j, Q32 bits
+	Prior     string   `json:"prior,omitempty"`    // risk: what g(H) was measured on: "" or "wm", or "mix"
 }
 
 // Policy kinds.
@@ -40,11 +46,21 @@ const (
 	Risk       = "risk"
 )
 
+// Priors a risk policy is calibrated on (Policy.Prior).
+const (
+	PriorWM  = "wm"
+	PriorMix = "mix"
+)
+
+// CalibratedOnMix reports whether p is a risk policy whose error lookup was
+// measured on the mixing prior's distribution.
+func (p Policy) CalibratedOnMix() bool { return p.Kind == Risk && p.Prior == PriorMix }
+
 // Validate reports whether p is a known, well-formed policy.
 func (p Policy) Validate() error {
 	switch p.Kind {
 	case "", KeepAll:
-		if p.MinEntropyQ16 != 0 || p.LambdaQ32 != 0 || p.BinRate != nil || p.Impact != nil {
+		if p.MinEntropyQ16 != 0 || p.LambdaQ32 != 0 || p.BinRate != nil || p.Impact != nil || p.Prior != "" {
 			return fmt.Errorf("model: policy %q takes no parameters", KeepAll)
 		}
 		return nil
@@ -52,6 +68,8 @@ func (p Policy) Validate() error {
 		return nil
 	case Risk:
 		switch {
+		case p.Prior != "" && p.Prior != PriorWM && p.Prior != PriorMix:
+			return fmt.Errorf("model: risk policy calibrated on an unknown prior %q (want %s or %s)", p.Prior, PriorWM, PriorMix)
 		case p.BinQ16 == 0 || len(p.BinRate) == 0:
 			return fmt.Errorf("model: risk policy without an entropy lookup")
 		case len(p.Marginal) == 0 || len(p.Marginal) != len(p.Impact):
@@ -136,7 +154,11 @@ func (p Policy) String() string {
 		if p.LambdaQ32 == 0 {
 			return "risk, lambda 0 (lossless)"
 		}
-		return fmt.Sprintf("risk (keep when g(H) V >= %.4g H)", float64(p.LambdaQ32)/(1<<32))
+		on := ""
+		if p.Prior == PriorMix {
+			on = ", on the mixed distribution"
+		}
+		return fmt.Sprintf("risk (keep when g(H) V >= %.4g H%s)", float64(p.LambdaQ32)/(1<<32), on)
 	}
 	return KeepAll + " (lossless)"
 }

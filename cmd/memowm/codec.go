@@ -119,7 +119,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	lambda := fs.Float64("lambda", math.NaN(), "retention lambda; 0 keeps every coordinate (lossless). Default: the bundle's policy")
 	minH := fs.Float64("min-entropy", 0, "omit coordinates whose predictive entropy is below this many bits (the Uncertainty baseline; 0: off)")
 	slotRepeat := fs.Bool("slot-repeat", false, "code one repeat flag per slot before each state: a slot equal to the previous\nreconstruction is copied without the model (pays on recorded screens)")
-	prior := fs.String("prior", "auto", "the prior states are coded under: mix (the world model mixed with adaptive\ncontext models and long-range copy; with --min-entropy the rule reads the\nmixed distribution), wm (the world model's table alone), or auto (mix when the\npolicy is lossless and --slot-repeat is not given, else wm)")
+	prior := fs.String("prior", "auto", "the prior states are coded under: mix (the world model mixed with adaptive\ncontext models and long-range copy; with --min-entropy the rule reads the\nmixed distribution), wm (the world model's table alone), or auto (mix when the\npolicy is lossless or a risk policy calibrated on the mix, and --slot-repeat\nis not given; else wm)")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	asJSON := fs.Bool("json", false, "print the accounting as JSON")
@@ -175,9 +175,12 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	if meta.Content == trajectory.States && meta.Shape != b.OPQ.Shape() {
 		return fmt.Errorf("%s holds %v states, but the bundle's quantizer takes %v", *in, meta.Shape, b.OPQ.Shape())
 	}
-	mix := *prior == "mix" || *prior == "auto" && policy.Lossless() && !*slotRepeat
-	if mix && policy.Kind == model.Risk && !policy.Lossless() {
-		return usagef("--prior mix with a risk policy: its g(H) was calibrated on the world model's entropies, not the mix's; give --lambda 0, --min-entropy, or --prior wm")
+	mix := *prior == "mix" || *prior == "auto" && (policy.Lossless() || policy.CalibratedOnMix()) && !*slotRepeat
+	if riskLossy := policy.Kind == model.Risk && !policy.Lossless(); riskLossy && mix != policy.CalibratedOnMix() {
+		if mix {
+			return usagef("--prior mix with %s's risk policy: its g(H) was calibrated on the world model's tables, not the mixed distribution; run 'memowm fit --stage risk --prior mix' (and the lambda stage), or give --prior wm, --lambda 0 or --min-entropy", *bundlePath)
+		}
+		return usagef("%s's risk policy was calibrated on the mixing prior's distribution, which --prior wm or --slot-repeat leave out; drop them, run 'memowm fit --stage risk --prior wm' (and the lambda stage), or give --lambda 0 or --min-entropy", *bundlePath)
 	}
 	w, err := codec.CreateWith(*out, b, p, policy, codec.Options{SlotRepeat: *slotRepeat, Mix: mix})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memowm/memowm/calib"
+	"github.com/memowm/memowm/codec"
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/reader"
 	"github.com/memowm/memowm/risk"
@@ -181,7 +182,9 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 		"closed-loop omission of each slot, read by the bundle's reader; --impact mean\n"+
 		"for the paper's single-coordinate counterfactuals) on calibration trajectories,\n"+
 		"and stores them in the bundle's risk policy with lambda 0 (lossless until the\n"+
-		"lambda stage).", stdout)
+		"lambda stage). --prior says which distribution the rule will read: the mixing\n"+
+		"prior's (mix, what 'encode' writes by default) or the world model's table (wm).", stdout)
+	priorFlag := fs.String("prior", "mix", "the distribution g(H) is measured on: mix (the mixing prior's, for 'encode --prior mix') or wm (the world model's table, for 'encode --prior wm')")
 	minCount := fs.Uint64("min-count", 200, "predictions a bin needs to use its own error rate")
 	prior := fs.Float64("impact-prior", 1, "pseudo-errors at the mean impact added to every coordinate's V_j (0: the plain mean over errors)")
 	signMode := fs.String("impact", "loop", "V_j from closed-loop slot omission (loop): each slot's coordinates omitted at every step of the\nfirst --loop-episodes episodes, the mean |change| in answer bits spread over the slot's expected wrong modes;\nor from single-coordinate counterfactuals: their mean change (mean, the paper's) or mean magnitude (abs)")
@@ -200,6 +203,9 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	if *loopEps < 0 {
 		return usagef("--loop-episodes %d must not be negative", *loopEps)
 	}
+	if *priorFlag != model.PriorMix && *priorFlag != model.PriorWM {
+		return usagef("--prior %q: want mix or wm", *priorFlag)
+	}
 	b, p, err := loadBundle(*sf.bundle)
 	if err != nil {
 		return err
@@ -211,8 +217,12 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	nb, err := mixNeighbours(b, *priorFlag == model.PriorMix)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
-	cal, items, err := collectItems(p, data, *batch)
+	cal, items, err := collectItems(p, nb, data, *batch)
 	if err != nil {
 		return err
 	}
@@ -220,7 +230,7 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	var what string
 	switch *signMode {
 	case "loop":
-		if v, err = loopImpacts(b, p, cal, data, *loopEps, *batch, *sf.quiet, stdout, stderr); err != nil {
+		if v, err = loopImpacts(b, p, nb, cal, data, *loopEps, *batch, *sf.quiet, stdout, stderr); err != nil {
 			return err
 		}
 		what = fmt.Sprintf("%d questions, %d closed-loop slot omissions", len(data.qs), len(v)/b.OPQ.Subspaces())
@@ -242,14 +252,15 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 		what = fmt.Sprintf("%d questions with %d counterfactual states", len(items), sum(im.NErr))
 	}
 	b.Policy = risk.Policy(cal, *minCount, v)
+	b.Policy.Prior = *priorFlag
 	if err := b.Save(*sf.out); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "risk: %d episodes, %s, in %.1f s; reference error rate %.4f\n",
-		len(data.eps), what, time.Since(start).Seconds(), cal.ErrorRate())
+	fmt.Fprintf(stdout, "risk: %d episodes, %s, in %.1f s; on the %s; reference error rate %.4f\n",
+		len(data.eps), what, time.Since(start).Seconds(), priorDistribution(*priorFlag), cal.ErrorRate())
 	printRiskPolicy(stdout, b.Policy, cal)
 	if *check != "" {
-		if err := checkImpact(stdout, b, p, *check, v, *batch); err != nil {
+		if err := checkImpact(stdout, b, p, nb, *check, v, *batch); err != nil {
 			return err
 		}
 	}
@@ -257,16 +268,41 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// mixNeighbours is the bundle's neighbour order when mix is set (the mixing
+// prior needs it), else nil.
+func mixNeighbours(b *model.Bundle, mix bool) (*codec.Neighbours, error) {
+	if !mix {
+		return nil, nil
+	}
+	return codec.NeighboursOf(b.OPQ)
+}
+
+// priorDistribution names the distribution a retention rule reads under
+// prior (model.PriorMix or model.PriorWM).
+func priorDistribution(prior string) string {
+	if prior == model.PriorMix {
+		return "mixing prior's distribution"
+	}
+	return "world model's tables"
+}
+
 // collectItems runs the reference pass over data's episodes (risk.Collect,
-// keeping the modes at the steps questions ask about) and returns, for every
-// question after step 0 (the initial state is stored in full), its true
-// codes and the reference modes: the counterfactual items.
-func collectItems(p worldmodel.Predictor, data *calibData, batch int) (*risk.Calibration, []risk.Item, error) {
+// or risk.CollectMix on the mixing prior when nb is set, keeping the modes
+// at the steps questions ask about) and returns, for every question after
+// step 0 (the initial state is stored in full), its true codes and the
+// reference modes: the counterfactual items.
+func collectItems(p worldmodel.Predictor, nb *codec.Neighbours, data *calibData, batch int) (*risk.Calibration, []risk.Item, error) {
 	keep := map[risk.StepKey]bool{}
 	for _, q := range data.qs {
 		keep[risk.StepKey{Episode: q.Episode, Step: q.Step}] = true
 	}
-	cal, err := risk.Collect(p, data.eps, risk.DefaultBinQ16, keep, batch)
+	var cal *risk.Calibration
+	var err error
+	if nb != nil {
+		cal, err = risk.CollectMix(p, nb, data.eps, risk.DefaultBinQ16, keep, batch)
+	} else {
+		cal, err = risk.Collect(p, data.eps, risk.DefaultBinQ16, keep, batch)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -288,7 +324,7 @@ func collectItems(p worldmodel.Predictor, data *calibData, batch int) (*risk.Cal
 // calibration episodes (every coordinate of the slot omitted at every step)
 // and spreads it over the slot's coordinates by their error rates
 // (risk.GroupImpacts).
-func loopImpacts(b *model.Bundle, p worldmodel.Predictor, cal *risk.Calibration, data *calibData, n, batch int, quiet bool, stdout, stderr io.Writer) ([]float64, error) {
+func loopImpacts(b *model.Bundle, p worldmodel.Predictor, nb *codec.Neighbours, cal *risk.Calibration, data *calibData, n, batch int, quiet bool, stdout, stderr io.Writer) ([]float64, error) {
 	eps := data.eps
 	if n > 0 && n < len(eps) {
 		eps = eps[:n]
@@ -298,7 +334,7 @@ func loopImpacts(b *model.Bundle, p worldmodel.Predictor, cal *risk.Calibration,
 		return nil, err
 	}
 	start := time.Now()
-	setup := &calib.Setup{P: p, Q: b.OPQ, Scorer: b.Reader, Episodes: eps, Questions: data.qs, Batch: batch,
+	setup := &calib.Setup{P: p, Q: b.OPQ, Scorer: b.Reader, Episodes: eps, Questions: data.qs, Batch: batch, Mix: nb,
 		Progress: func(pt calib.Point) {
 			if !quiet {
 				fmt.Fprintf(stderr, "fit risk: slot %2.0f omitted in closed loop: |change| %.4f bits, D %+.4f bits, rate %.1f bits/obs (%.1f s)\n",
@@ -333,12 +369,12 @@ func loopImpacts(b *model.Bundle, p worldmodel.Predictor, cal *risk.Calibration,
 // checkImpact compares, on held-out trajectories, the damage of omitting at
 // once the coordinates with the lowest V_j (5%, 10%, 20%) with that of random
 // sets of the same size (the mean of 5 seeded draws).
-func checkImpact(w io.Writer, b *model.Bundle, p worldmodel.Predictor, path string, v []float64, batch int) error {
+func checkImpact(w io.Writer, b *model.Bundle, p worldmodel.Predictor, nb *codec.Neighbours, path string, v []float64, batch int) error {
 	data, err := loadCalib(b, path)
 	if err != nil {
 		return err
 	}
-	_, items, err := collectItems(p, data, batch)
+	_, items, err := collectItems(p, nb, data, batch)
 	if err != nil {
 		return err
 	}
@@ -382,6 +418,7 @@ func sum(v []int) int {
 
 // printRiskPolicy prints the error lookup and the V_j distribution.
 func printRiskPolicy(w io.Writer, p model.Policy, cal *risk.Calibration) {
+	fmt.Fprintf(w, "calibrated on the %s\n", priorDistribution(p.Prior))
 	fmt.Fprintf(w, "error lookup g(H), bins of %.2f bit:\n", float64(p.BinQ16)/65536)
 	for b, r := range p.BinRate {
 		lo := float64(uint32(b)*p.BinQ16) / 65536
@@ -445,12 +482,16 @@ func runFitLambda(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	nb, err := mixNeighbours(b, b.Policy.CalibratedOnMix())
+	if err != nil {
+		return err
+	}
 	if len(data.qs) < minCalibQuestions {
 		fmt.Fprintf(stderr, "fit lambda: warning: %d questions; one flipped answer moves D by several bits / %d, so lambda may not hold on other data (measured: D +0.047 here, +0.25 held out with 355); use more episodes or 'sim --questions N'\n",
 			len(data.qs), len(data.qs))
 	}
 	start := time.Now()
-	setup := &calib.Setup{P: p, Q: b.OPQ, Scorer: b.Reader, Episodes: data.eps, Questions: data.qs, Batch: *batch,
+	setup := &calib.Setup{P: p, Q: b.OPQ, Scorer: b.Reader, Episodes: data.eps, Questions: data.qs, Batch: *batch, Mix: nb,
 		Progress: func(pt calib.Point) {
 			if !*sf.quiet {
 				fmt.Fprintf(stderr, "fit lambda: %-11s %-10.4g rate %8.1f bits/obs, D %+.4f bits, kept %5.1f%% (%.1f s)\n",
@@ -488,8 +529,8 @@ func runFitLambda(args []string, stdout, stderr io.Writer) error {
 	if err := b.Save(*sf.out); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "lambda %.6g: rate %.1f bits/obs, D %+.4f bits per answer, kept %.1f%% (epsilon %g, %d episodes, %d questions, %.1f s)\n",
-		chosen.Param, chosen.Rate, chosen.Distortion, 100*chosen.Kept, *epsilon, len(data.eps), len(data.qs), time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "lambda %.6g: rate %.1f bits/obs, D %+.4f bits per answer, kept %.1f%% (epsilon %g, %d episodes, %d questions, the %s, %.1f s)\n",
+		chosen.Param, chosen.Rate, chosen.Distortion, 100*chosen.Kept, *epsilon, len(data.eps), len(data.qs), priorDistribution(b.Policy.Prior), time.Since(start).Seconds())
 	if *baselines {
 		fmt.Fprintf(stdout, "\nrate at matched distortion (|D| <= %g):\n%-12s %12s %10s %8s %10s\n", *epsilon, "gating", "bits/obs", "D bits", "kept", "param")
 		for _, r := range results {

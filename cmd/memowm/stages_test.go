@@ -22,7 +22,7 @@ func TestStagesAndBench(t *testing.T) {
 		{[]string{"fit", "--stage", "reader", "--model", b0, "--in", traj, "--out", b1, "--epochs", "3", "--quiet"}, "validation"},
 		{[]string{"fit", "--stage", "risk", "--model", b1, "--in", traj, "--out", b2, "--quiet", "--min-count", "10"}, "task impact V_j"},
 		{[]string{"fit", "--stage", "lambda", "--model", b2, "--in", traj, "--out", b3, "--epsilon", "0.5", "--refine", "1", "--baselines", "--quiet"}, "rate at matched distortion"},
-		{[]string{"inspect", b3}, "error lookup g(H)"},
+		{[]string{"inspect", b3}, "calibrated on the mixing prior's distribution"},
 	}
 	for _, s := range steps {
 		code, out, errs := memowm(t, s.args...)
@@ -59,6 +59,25 @@ func TestStagesAndBench(t *testing.T) {
 		if !names[n] {
 			t.Fatalf("bench lacks %s: %s", n, out)
 		}
+	}
+	// The bundle's risk policy was calibrated on the mixing prior: encode
+	// applies it there by default, refuses the world model's tables, and
+	// decodes what it wrote.
+	mem := filepath.Join(dir, "g.mwm")
+	if code, out, errs := memowm(t, "encode", "--model", b3, "--in", traj, "--out", mem, "--lambda", "0.05"); code != 0 || !strings.Contains(out, "prior mix") || !strings.Contains(out, "mixed distribution") {
+		t.Fatalf("encode with a mix-calibrated policy: %d\n%s%s", code, out, errs)
+	}
+	if code, out, errs := memowm(t, "decode", "--model", b3, "--in", mem, "--out", filepath.Join(dir, "g.arrow")); code != 0 {
+		t.Fatalf("decode: %d\n%s%s", code, out, errs)
+	}
+	for _, c := range [][]string{{"--prior", "wm"}, {"--slot-repeat"}} {
+		args := append([]string{"encode", "--model", b3, "--in", traj, "--out", filepath.Join(dir, "x.mwm"), "--lambda", "0.05"}, c...)
+		if code, _, errs := memowm(t, args...); code != 2 || !strings.Contains(errs, "calibrated on the mixing prior") {
+			t.Fatalf("%v: %d %s", c, code, errs)
+		}
+	}
+	if code, _, errs := memowm(t, "fit", "--stage", "risk", "--model", b1, "--in", traj, "--out", filepath.Join(dir, "x.mwb"), "--prior", "nope"); code != 2 || !strings.Contains(errs, "--prior") {
+		t.Fatalf("--prior nope: %d %s", code, errs)
 	}
 	// Errors: a stage without its prerequisites.
 	if code, _, errs := memowm(t, "fit", "--stage", "risk", "--model", b0, "--in", traj, "--out", filepath.Join(dir, "x.mwb")); code != 1 || !strings.Contains(errs, "has no reader") {
