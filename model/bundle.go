@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
@@ -11,7 +10,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
 
 	"github.com/memowm/memowm/internal/atomicfile"
 	"github.com/memowm/memowm/opq"
@@ -43,6 +41,10 @@ type Bundle struct {
 	// Reader is the frozen reader that defines answer loss (nil until the
 	// reader stage ran). It calibrates the policy; decoders never need it.
 	Reader *reader.Probe
+	// Training records how far the world model's training run went (nil:
+	// not recorded, as in bundles written before it was). See Training and
+	// CheckTrained.
+	Training *Training
 
 	hash [32]byte // SHA-256 of the file bytes; set by Bytes, Read, Save, Load
 }
@@ -54,6 +56,9 @@ type fileHeader struct {
 	Precision uint   `json:"precision"`
 	Policy    Policy `json:"policy"`
 	Preset    string `json:"preset,omitempty"` // informational
+	// Training is how far the world model was trained; absent in bundles
+	// written before it was recorded (their bytes and hash are unchanged).
+	Training *Training `json:"training,omitempty"`
 }
 
 // Check reports whether the parts of b fit together.
@@ -81,10 +86,18 @@ func (b *Bundle) Check() error {
 	if b.Precision < 8 || b.Precision > 28 {
 		return fmt.Errorf("model: precision %d is outside [8, 28]", b.Precision)
 	}
+	if err := b.Training.check(); err != nil {
+		return err
+	}
 	if err := b.Policy.Validate(); err != nil {
 		return err
 	}
 	return b.Policy.CheckCoords(cfg.Coords())
+}
+
+// header is b's JSON header.
+func (b *Bundle) header() fileHeader {
+	return fileHeader{Profile: b.Profile, Precision: b.Precision, Policy: b.Policy, Preset: b.Model.Config().Preset, Training: b.Training}
 }
 
 // WriteTo writes b in the bundle format and sets its hash.
@@ -108,7 +121,7 @@ func (b *Bundle) Bytes() ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString(Magic)
 	binary.Write(&buf, binary.LittleEndian, uint32(Version))
-	hdr, err := json.Marshal(fileHeader{Profile: b.Profile, Precision: b.Precision, Policy: b.Policy, Preset: b.Model.Config().Preset})
+	hdr, err := json.Marshal(b.header())
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
@@ -141,101 +154,6 @@ func (b *Bundle) Hash() [32]byte { return b.hash }
 // HashString is Hash in hex.
 func (b *Bundle) HashString() string { return hex.EncodeToString(b.hash[:]) }
 
-// Read reads a bundle from r, consuming exactly its bytes.
-func Read(r io.Reader) (*Bundle, error) {
-	crc := crc32.New(castagnoli)
-	sha := sha256.New()
-	tr := io.TeeReader(r, io.MultiWriter(crc, sha))
-	var head [len(Magic) + 8]byte
-	if _, err := io.ReadFull(tr, head[:]); err != nil {
-		return nil, formatErr("reading the magic: %w", short(err))
-	}
-	if string(head[:len(Magic)]) != Magic {
-		return nil, formatErr("wrong magic %q", head[:len(Magic)])
-	}
-	if v := binary.LittleEndian.Uint32(head[len(Magic):]); v != Version {
-		return nil, formatErr("bundle format version %d (this build reads version %d)", v, Version)
-	}
-	hlen := binary.LittleEndian.Uint32(head[len(Magic)+4:])
-	if hlen > maxHeader {
-		return nil, formatErr("header of %d bytes is too long", hlen)
-	}
-	hdr := make([]byte, hlen)
-	if _, err := io.ReadFull(tr, hdr); err != nil {
-		return nil, formatErr("reading the header: %w", short(err))
-	}
-	var h fileHeader
-	dec := json.NewDecoder(bytes.NewReader(hdr))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&h); err != nil {
-		return nil, formatErr("header: %w", err)
-	}
-	b := &Bundle{Profile: h.Profile, Precision: h.Precision, Policy: h.Policy}
-	var err error
-	if b.OPQ, err = readPart(tr, "quantizer", opq.Read); err != nil {
-		return nil, err
-	}
-	if b.Model, err = readPart(tr, "world model", worldmodel.Read); err != nil {
-		return nil, err
-	}
-	if b.Reader, err = readPart(tr, "reader", readReader); err != nil {
-		return nil, err
-	}
-	want := crc.Sum32()
-	var c [4]byte
-	if _, err := io.ReadFull(r, c[:]); err != nil {
-		return nil, formatErr("reading the checksum: %w", short(err))
-	}
-	sha.Write(c[:])
-	if got := binary.LittleEndian.Uint32(c[:]); got != want {
-		return nil, formatErr("checksum mismatch (stored %08x, computed %08x): the file is damaged", got, want)
-	}
-	if err := b.Check(); err != nil {
-		return nil, formatErr("%w", err)
-	}
-	copy(b.hash[:], sha.Sum(nil))
-	return b, nil
-}
-
-// readReader reads the optional reader part: nothing for an empty part.
-func readReader(r io.Reader) (*reader.Probe, error) {
-	if lr, ok := r.(*io.LimitedReader); ok && lr.N == 0 {
-		return nil, nil
-	}
-	return reader.Read(r)
-}
-
-// readPart reads a length-prefixed part with read, which must consume
-// exactly the length.
-func readPart[T any](r io.Reader, name string, read func(io.Reader) (T, error)) (T, error) {
-	var zero T
-	var l [8]byte
-	if _, err := io.ReadFull(r, l[:]); err != nil {
-		return zero, formatErr("reading the %s's length: %w", name, short(err))
-	}
-	n := binary.LittleEndian.Uint64(l[:])
-	lr := &io.LimitedReader{R: r, N: int64(min(n, 1<<40))}
-	v, err := read(lr)
-	if err != nil {
-		return zero, formatErr("the %s: %w", name, err)
-	}
-	if lr.N != 0 {
-		return zero, formatErr("the %s is %d bytes shorter than its length says", name, lr.N)
-	}
-	return v, nil
-}
-
-func short(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
-func formatErr(format string, args ...any) error {
-	return fmt.Errorf("model: %w: %w", ErrFormat, fmt.Errorf(format, args...))
-}
-
 // Save writes b to path through a temporary file that is synced and renamed.
 func (b *Bundle) Save(path string) error {
 	data, err := b.Bytes()
@@ -250,34 +168,4 @@ func (b *Bundle) Save(path string) error {
 		return fmt.Errorf("model: %w", err)
 	}
 	return nil
-}
-
-// Load reads the bundle at path; bytes after its end are an error.
-func Load(path string) (*Bundle, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<16)
-	b, err := Read(br)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if _, err := br.ReadByte(); err != io.EOF {
-		return nil, fmt.Errorf("%s: %w", path, formatErr("data after the checksum"))
-	}
-	return b, nil
-}
-
-// IsFile reports whether the file at path starts with the bundle magic.
-func IsFile(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var m [len(Magic)]byte
-	_, err = io.ReadFull(f, m[:])
-	return err == nil && string(m[:]) == Magic
 }

@@ -90,6 +90,10 @@ type Config struct {
 	Workers int
 	// Progress, when not nil, is called as Fit works, from one goroutine.
 	Progress func(Progress)
+	// HeldOut, when not empty, are states Fit does not train on: after the
+	// fit it measures the reconstruction on them and records their count and
+	// R^2 in Info (and so in the file). Default none.
+	HeldOut [][]float32
 }
 
 // DefaultConfig is the paper's setting: 32x512 states, 64 codewords per

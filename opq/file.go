@@ -19,7 +19,8 @@ import (
 // The file format, version 1, little-endian throughout:
 //
 //	magic    [8]byte  "\x89OPQ\r\n\x1a\n"
-//	header   fileHeader (96 bytes)
+//	header   fileHeader (96 bytes; its last 16 bytes, once reserved and
+//	         zero, hold the held-out measure: zero when none was taken)
 //	mean     [Slots*Dim]float32
 //	std      [Slots*Dim]float32
 //	rotation [Dim*Dim]float32, row-major, y = x R
@@ -28,6 +29,14 @@ import (
 //
 // Derived tables (1/std, R^T, transposed books, codeword norms) are not
 // stored; Read recomputes them.
+//
+// Limits: the header's geometry must pass Config.Validate (at most 2^20
+// values per state, 256 codewords) and Dim is at most 8,192, so a file is at
+// most fileSize(1<<20 values, 8192, 256) bytes (about 1.4 GB). Before it
+// allocates anything for the arrays, Read checks that the size the header
+// implies fits the bytes it can know are there (a bytes.Reader's Len, an
+// io.LimitedReader's N, the file's size for Load); and it grows every array
+// as its data arrives, so memory follows the bytes actually read.
 const (
 	// Version is the file format version that WriteTo writes.
 	Version = 1
@@ -50,8 +59,11 @@ type fileHeader struct {
 	MaxPointsPerCentroid, RotStates uint32
 	Seed, TrainStates               uint64
 	StdFloor, Distortion            float64
-	_                               [16]byte // reserved, zero
+	HeldOutStates                   uint64 // 0: no held-out measure (files before it: reserved, zero)
+	HeldOutR2                       float64
 }
+
+const headerSize = 96
 
 const flagShared = 1
 
@@ -71,6 +83,7 @@ func (q *Quantizer) WriteTo(w io.Writer) (int64, error) {
 		MaxPointsPerCentroid: uint32(q.info.MaxPointsPerCentroid), RotStates: uint32(q.info.RotationStates),
 		Seed: q.info.Seed, TrainStates: uint64(q.info.TrainStates),
 		StdFloor: q.info.StdFloor, Distortion: q.info.Distortion,
+		HeldOutStates: uint64(q.info.HeldOutStates), HeldOutR2: q.info.HeldOutR2,
 	}
 	if q.shared {
 		h.Flags |= flagShared
@@ -118,15 +131,40 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // read also wraps io.ErrUnexpectedEOF), never a panic; memory grows with the
 // bytes actually read, not with sizes claimed by the header.
 func Read(r io.Reader) (*Quantizer, error) {
-	q, err := read(r)
+	q, err := read(r, available(r))
 	if err != nil {
 		return nil, fmt.Errorf("opq: %w", err)
 	}
 	return q, nil
 }
 
-// read is Read without the package prefix on errors.
-func read(r io.Reader) (*Quantizer, error) {
+// available is how many bytes r can still give when r knows it (a
+// bytes.Reader, strings.Reader or bytes.Buffer: Len; an io.LimitedReader: at
+// most N), else -1.
+func available(r io.Reader) int64 {
+	switch r := r.(type) {
+	case interface{ Len() int }:
+		return int64(r.Len())
+	case *io.LimitedReader:
+		if n := available(r.R); n >= 0 && n < r.N {
+			return n
+		}
+		return max(r.N, 0)
+	}
+	return -1
+}
+
+// fileSize is the size in bytes of a file of q's geometry.
+func (q *Quantizer) fileSize() int64 {
+	n := int64(q.shape.StateLen())
+	d := int64(q.shape.Dim)
+	books := int64(q.Books()) * int64(q.codewords) * int64(q.subDim)
+	return int64(len(Magic)) + headerSize + 4*(2*n+d*d+books) + 4
+}
+
+// read is Read without the package prefix on errors; avail is the number of
+// bytes r can still give (-1: unknown).
+func read(r io.Reader, avail int64) (*Quantizer, error) {
 	crc := crc32.New(castagnoli)
 	tr := io.TeeReader(r, crc)
 	var magic [len(Magic)]byte
@@ -146,6 +184,10 @@ func read(r io.Reader) (*Quantizer, error) {
 	q, err := headerQuantizer(&h)
 	if err != nil {
 		return nil, err
+	}
+	if size := q.fileSize(); avail >= 0 && size > avail {
+		return nil, formatErr("the header describes a %d-byte file (%v, %d codewords), only %d bytes are there: %w",
+			size, q.shape, q.codewords, avail, io.ErrUnexpectedEOF)
 	}
 	n := q.shape.StateLen()
 	for _, a := range []struct {
@@ -191,12 +233,16 @@ func headerQuantizer(h *fileHeader) (*Quantizer, error) {
 	if shape.Dim > maxRotationDim || h.Flags&^flagShared != 0 {
 		return nil, formatErr("bad header: dim %d or flags %#x out of range", shape.Dim, h.Flags)
 	}
+	if r2 := h.HeldOutR2; h.HeldOutStates > 1<<40 || !(r2 <= 1) || math.IsInf(r2, 0) || (h.HeldOutStates == 0 && r2 != 0) {
+		return nil, formatErr("bad header: held-out R^2 %g over %d states", r2, h.HeldOutStates)
+	}
 	q := &Quantizer{shape: shape, subspaces: shape.Codes / shape.Slots, codewords: cfg.Codewords, shared: cfg.Shared}
 	q.subDim = shape.Dim / q.subspaces
 	q.info = Info{
 		Rotation: cfg.Rotation, Rounds: int(h.Rounds), Iterations: int(h.Iterations), RoundIterations: int(h.RoundIters),
 		MaxPointsPerCentroid: int(h.MaxPointsPerCentroid), RotationStates: int(h.RotStates),
 		StdFloor: h.StdFloor, Seed: h.Seed, TrainStates: int(h.TrainStates), Distortion: h.Distortion,
+		HeldOutStates: int(h.HeldOutStates), HeldOutR2: h.HeldOutR2,
 	}
 	return q, nil
 }
@@ -254,8 +300,16 @@ func Load(path string) (*Quantizer, error) {
 		return nil, fmt.Errorf("opq: %w", err)
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("opq: %w", err)
+	}
+	size := int64(-1)
+	if st.Mode().IsRegular() {
+		size = st.Size()
+	}
 	br := bufio.NewReaderSize(f, 1<<16)
-	q, err := read(br)
+	q, err := read(br, size)
 	if err != nil {
 		return nil, fmt.Errorf("opq: %s: %w", path, err)
 	}

@@ -72,13 +72,18 @@ func TestReadDamaged(t *testing.T) {
 			binary.LittleEndian.PutUint32(h[8+8:], 8192)  // dim
 			binary.LittleEndian.PutUint32(h[8+12:], 8192) // codes
 			return h
-		}, "reading the mean: unexpected EOF"},
+		}, "the header describes a 268632172-byte file (1x8192 (8192 codes), 4 codewords), only 104 bytes are there"},
 	}
 	for _, c := range cases {
 		_, err := Read(bytes.NewReader(c.edit(bytes.Clone(b))))
 		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+	// A stream of unknown length: the arrays grow as data arrives.
+	huge := cases[len(cases)-1].edit(bytes.Clone(b))
+	if _, err := Read(io.MultiReader(bytes.NewReader(huge))); !errors.Is(err, io.ErrUnexpectedEOF) || !strings.Contains(err.Error(), "reading the mean: unexpected EOF") {
+		t.Errorf("huge stream: %v", err)
 	}
 }
 

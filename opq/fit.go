@@ -63,6 +63,13 @@ func Fit(states [][]float32, cfg Config) (*Quantizer, error) {
 	}
 	f.final(perm[:f.finalStates()])
 	f.q.derive()
+	if len(cfg.HeldOut) > 0 {
+		qu, err := f.q.Evaluate(cfg.HeldOut)
+		if err != nil {
+			return nil, fmt.Errorf("%w (a held-out state)", err)
+		}
+		f.q.info.HeldOutStates, f.q.info.HeldOutR2 = qu.States, qu.R2
+	}
 	return f.q, nil
 }
 

@@ -16,6 +16,10 @@ type Info struct {
 	Seed                 uint64
 	TrainStates          int     // states given to Fit
 	Distortion           float64 // mean squared error per standardised value on the k-means sample
+	// HeldOutStates and HeldOutR2 are the reconstruction R^2 on
+	// Config.HeldOut, states Fit did not train on (0 and 0: not measured).
+	HeldOutStates int
+	HeldOutR2     float64
 }
 
 // Quantizer maps states to codes and back. It is immutable.

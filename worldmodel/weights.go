@@ -28,6 +28,13 @@ import (
 //
 // Read consumes exactly these bytes, so a bundle can embed the file in a
 // larger stream.
+//
+// Limits: the configuration must pass Config.Validate (at most 2^28
+// parameters, 1 GiB). Before it allocates, Read checks every length against
+// the bytes it can know are there (a bytes.Reader's Len, an
+// io.LimitedReader's N, the file's size for Load), and it grows the
+// parameters as their data arrives, so memory follows the bytes actually
+// read.
 
 const (
 	weightsMagic   = "MEMOWMWM"
@@ -111,7 +118,34 @@ func (c *crcReader) full(p []byte, what string) error {
 // io.ErrUnexpectedEOF), never a panic; memory use grows with the bytes
 // actually read, not with sizes the header claims.
 func Read(r io.Reader) (*Model, error) {
+	return read(r, available(r))
+}
+
+// available is how many bytes r can still give when r knows it (a
+// bytes.Reader, strings.Reader or bytes.Buffer: Len; an io.LimitedReader: at
+// most N), else -1.
+func available(r io.Reader) int64 {
+	switch r := r.(type) {
+	case interface{ Len() int }:
+		return int64(r.Len())
+	case *io.LimitedReader:
+		if n := available(r.R); n >= 0 && n < r.N {
+			return n
+		}
+		return max(r.N, 0)
+	}
+	return -1
+}
+
+// read is Read of a stream that can give avail more bytes (-1: unknown).
+func read(r io.Reader, avail int64) (*Model, error) {
 	cr := &crcReader{r: r, crc: crc32.New(castagnoli)}
+	fits := func(what string, size int64) error {
+		if avail >= 0 && size > avail {
+			return fmt.Errorf("%w: the %s make a %d-byte file, only %d bytes are there: %w", ErrFormat, what, size, avail, io.ErrUnexpectedEOF)
+		}
+		return nil
+	}
 	var hdr [16]byte
 	if err := cr.full(hdr[:], "header"); err != nil {
 		return nil, err
@@ -125,6 +159,9 @@ func Read(r io.Reader) (*Model, error) {
 	n := binary.LittleEndian.Uint32(hdr[12:])
 	if n > maxConfigJSON {
 		return nil, fmt.Errorf("%w: config of %d bytes, more than %d", ErrFormat, n, maxConfigJSON)
+	}
+	if err := fits("config length", 16+int64(n)+8+4); err != nil {
+		return nil, err
 	}
 	js := make([]byte, n)
 	if err := cr.full(js, "config"); err != nil {
@@ -146,6 +183,9 @@ func Read(r io.Reader) (*Model, error) {
 	want := cfg.NumParams()
 	if got := binary.LittleEndian.Uint64(cnt[:]); got != uint64(want) {
 		return nil, fmt.Errorf("%w: %d parameters, the config has %d", ErrFormat, got, want)
+	}
+	if err := fits("config's parameters", 16+int64(n)+8+4*int64(want)+4); err != nil {
+		return nil, err
 	}
 	data := make([]float32, 0, min(want, 1<<16))
 	buf := make([]byte, 1<<16)
@@ -196,8 +236,16 @@ func Load(path string) (*Model, error) {
 		return nil, fmt.Errorf("worldmodel: %w", err)
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("worldmodel: %w", err)
+	}
+	size := int64(-1)
+	if st.Mode().IsRegular() {
+		size = st.Size()
+	}
 	br := bufio.NewReaderSize(f, 1<<16)
-	m, err := Read(br)
+	m, err := read(br, size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -1,0 +1,166 @@
+package model
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/memowm/memowm/opq"
+	"github.com/memowm/memowm/trajectory"
+	"github.com/memowm/memowm/worldmodel"
+)
+
+// microBundle is the smallest bundle that exercises every part of the
+// format: a quantizer of 2 slots x 4 channels (2 subspaces, 4 codewords), a
+// world model of a few thousand parameters, a risk policy and a training
+// record. About 10 KB, so fuzzers and bit-flip campaigns run fast.
+func microBundle(t testing.TB) *Bundle {
+	t.Helper()
+	shape := trajectory.Shape{Slots: 2, Dim: 4, Codes: 4}
+	rng := rand.New(rand.NewPCG(1, 1))
+	states := make([][]float32, 24)
+	for i := range states {
+		states[i] = make([]float32, shape.StateLen())
+		for j := range states[i] {
+			states[i][j] = float32(rng.NormFloat64())
+		}
+	}
+	ocfg := opq.DefaultConfig()
+	ocfg.Shape, ocfg.Codewords, ocfg.Workers = shape, 4, 1
+	q, err := opq.Fit(states, ocfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := worldmodel.Config{
+		Profile: worldmodel.ProfileF32, MaxHistory: 2, Slots: 2, Subspaces: 2, Codewords: 4, CodeDim: 2,
+		Layers: 1, Heads: 1, MLP: 4, ActionTypes: 17, CoordBins: 4, ActionDim: 2, ByteDim: 2,
+		PayloadHidden: 2, MaxPayload: 4, Tasks: 1,
+	}
+	m, err := worldmodel.New(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Kind: Risk, LambdaQ32: 1 << 30, BinQ16: 16384, BinRate: []int32{100, -1, 3000},
+		Marginal: []uint32{1, 2, 3, 4}, Impact: []uint64{5 << 20, 6 << 20, 7 << 20, 8 << 20}}
+	return &Bundle{OPQ: q, Model: m, Profile: worldmodel.ProfileF32, Precision: 16, Policy: p,
+		Training: &Training{Steps: 40, TargetSteps: 100, Interrupted: true}}
+}
+
+// outcome classifies what Read made of a damaged copy of want.
+type outcome int
+
+const (
+	outError     outcome = iota // an error wrapping ErrFormat: what must happen
+	outIdentical                // accepted, and the same bundle (the same bytes)
+	outDifferent                // accepted, a different bundle: silent corruption
+	outPanic                    // Read panicked
+	outBadError                 // an error that does not wrap ErrFormat
+)
+
+var outcomeNames = [...]string{"error", "identical", "different", "panic", "error without ErrFormat"}
+
+func readOutcome(d, want []byte) (o outcome, detail string) {
+	defer func() {
+		if r := recover(); r != nil {
+			o, detail = outPanic, fmt.Sprint(r)
+		}
+	}()
+	b, err := Read(bytes.NewReader(d))
+	switch {
+	case err != nil && errors.Is(err, ErrFormat) && strings.HasPrefix(err.Error(), "model: "):
+		return outError, ""
+	case err != nil:
+		return outBadError, err.Error()
+	}
+	got, err := b.Bytes()
+	if err == nil && bytes.Equal(got, want) {
+		return outIdentical, ""
+	}
+	return outDifferent, fmt.Sprintf("accepted as %s", b.HashString())
+}
+
+// damage flips one bit every flipStride bits and cuts the file at every
+// cutStride bytes (and at the last few), counting the outcomes.
+func damage(t *testing.T, data []byte, flipStride, cutStride int) (counts [len(outcomeNames)]int) {
+	t.Helper()
+	note := func(o outcome, what, detail string) {
+		counts[o]++
+		if o != outError && counts[o] <= 5 {
+			t.Errorf("%s: %s %s", what, outcomeNames[o], detail)
+		}
+	}
+	for bit := 0; bit < 8*len(data); bit += flipStride {
+		d := bytes.Clone(data)
+		d[bit/8] ^= 1 << (bit % 8)
+		o, detail := readOutcome(d, data)
+		note(o, fmt.Sprintf("bit %d flipped", bit), detail)
+	}
+	for n := 0; n < len(data); n += cutStride {
+		o, detail := readOutcome(data[:n], data)
+		note(o, fmt.Sprintf("cut to %d bytes", n), detail)
+	}
+	for n := max(0, len(data)-9); n < len(data) && cutStride > 1; n++ {
+		o, detail := readOutcome(data[:n], data)
+		note(o, fmt.Sprintf("cut to %d bytes", n), detail)
+	}
+	return counts
+}
+
+// TestBundleBitFlips: a bit flipped at a stride through a small bundle, or
+// the bundle cut at a stride, is an error every time: never a panic, never
+// a bundle accepted.
+func TestBundleBitFlips(t *testing.T) {
+	data, err := microBundle(t).Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	flip, cut := 97, 13
+	if testing.Short() {
+		flip, cut = 997, 101
+	}
+	damage(t, data, flip, cut)
+}
+
+// TestBundleCampaign flips every bit of a small bundle and cuts it at every
+// length, and prints the outcomes. It runs with MEMOWM_CAMPAIGN=1:
+//
+//	MEMOWM_CAMPAIGN=1 go test ./model -run TestBundleCampaign -v
+func TestBundleCampaign(t *testing.T) {
+	if os.Getenv("MEMOWM_CAMPAIGN") == "" {
+		t.Skip("set MEMOWM_CAMPAIGN=1 to flip every bit of a bundle")
+	}
+	data, err := microBundle(t).Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := damage(t, data, 1, 1)
+	var b strings.Builder
+	for o, n := range counts {
+		fmt.Fprintf(&b, " %s %d;", outcomeNames[o], n)
+	}
+	t.Logf("bundle of %d bytes, %d bit flips and %d cuts (every bit, every length):%s", len(data), 8*len(data), len(data), b.String())
+}
+
+func TestMicroBundleRoundTrip(t *testing.T) {
+	b := microBundle(t)
+	data, err := b.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *r.Training != *b.Training || r.Hash() != b.Hash() {
+		t.Fatalf("training %+v after the round trip", r.Training)
+	}
+	// A stream whose length Read cannot know reads the same.
+	if r, err := Read(io.MultiReader(bytes.NewReader(data))); err != nil || r.Hash() != b.Hash() {
+		t.Fatalf("stream: %v", err)
+	}
+}

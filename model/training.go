@@ -1,0 +1,78 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Training records how far a bundle's world model was trained, so that a
+// half-trained model is never taken for a trained one. It is stored in the
+// bundle's JSON header ("training"); bundles written before it have none
+// (Bundle.Training is nil) and keep their bytes and hash.
+type Training struct {
+	// Steps is the number of optimizer steps the weights have had (0: the
+	// random initialisation).
+	Steps int `json:"steps"`
+	// TargetSteps is the number of steps the run was configured for (after
+	// a resume, the resumed run's target).
+	TargetSteps int `json:"target_steps"`
+	// Interrupted is set when the run stopped before it finished (a signal,
+	// an error): the weights are a snapshot of an unfinished run.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// Errors of CheckTrained.
+var (
+	// ErrUntrained: the bundle records that its world model is not fully
+	// trained (random initialisation, an interrupted run, fewer steps than
+	// its target).
+	ErrUntrained = errors.New("model: the world model is not fully trained")
+	// ErrTrainingUnknown: the bundle does not record its training (written
+	// before bundles did).
+	ErrTrainingUnknown = errors.New("model: the bundle does not record how far its world model was trained")
+)
+
+// Complete reports whether t records a finished run: at least one step, all
+// of its target, not interrupted. A nil Training is not complete.
+func (t *Training) Complete() bool {
+	return t != nil && !t.Interrupted && t.Steps > 0 && t.Steps >= t.TargetSteps
+}
+
+func (t *Training) String() string {
+	switch {
+	case t == nil:
+		return "training not recorded"
+	case t.Steps == 0 && !t.Interrupted:
+		return "untrained (random initialisation)"
+	case t.Interrupted:
+		return fmt.Sprintf("interrupted at step %d of %d (partly trained)", t.Steps, t.TargetSteps)
+	case t.Steps < t.TargetSteps:
+		return fmt.Sprintf("trained %d of %d steps (partly trained)", t.Steps, t.TargetSteps)
+	}
+	return fmt.Sprintf("trained %d of %d steps", t.Steps, t.TargetSteps)
+}
+
+// check reports whether a recorded Training is well formed.
+func (t *Training) check() error {
+	if t == nil {
+		return nil
+	}
+	if t.Steps < 0 || t.TargetSteps < 0 || t.Steps > t.TargetSteps {
+		return fmt.Errorf("model: training of %d steps of a %d-step run is impossible", t.Steps, t.TargetSteps)
+	}
+	return nil
+}
+
+// CheckTrained returns nil when b records a finished training run; an error
+// wrapping ErrUntrained that says how far it went when the run did not
+// finish (or never started); and one wrapping ErrTrainingUnknown when b does
+// not record its training.
+func (b *Bundle) CheckTrained() error {
+	switch {
+	case b.Training == nil:
+		return ErrTrainingUnknown
+	case !b.Training.Complete():
+		return fmt.Errorf("%w: %v", ErrUntrained, b.Training)
+	}
+	return nil
+}
