@@ -2,6 +2,8 @@ package model
 
 import (
 	"bytes"
+	"encoding/binary"
+	"hash/crc32"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +51,13 @@ func microBundle(t testing.TB) *Bundle {
 		Marginal: []uint32{1, 2, 3, 4}, Impact: []uint64{5 << 20, 6 << 20, 7 << 20, 8 << 20}}
 	return &Bundle{OPQ: q, Model: m, Profile: worldmodel.ProfileF32, Precision: 16, Policy: p,
 		Training: &Training{Steps: 40, TargetSteps: 100, Interrupted: true}}
+}
+
+// resealBundle recomputes the checksum of a modified bundle.
+func resealBundle(b []byte) []byte {
+	b = bytes.Clone(b)
+	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli))
+	return b
 }
 
 // outcome classifies what Read made of a damaged copy of want.

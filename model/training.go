@@ -44,8 +44,10 @@ func (t *Training) String() string {
 		return "training not recorded"
 	case t.Steps == 0 && !t.Interrupted:
 		return "untrained (random initialisation)"
-	case t.Interrupted:
+	case t.Interrupted && t.Steps < t.TargetSteps:
 		return fmt.Sprintf("interrupted at step %d of %d (partly trained)", t.Steps, t.TargetSteps)
+	case t.Interrupted:
+		return fmt.Sprintf("interrupted at step %d of %d", t.Steps, t.TargetSteps)
 	case t.Steps < t.TargetSteps:
 		return fmt.Sprintf("trained %d of %d steps (partly trained)", t.Steps, t.TargetSteps)
 	}

@@ -188,7 +188,7 @@ func read(r io.Reader, avail int64) (*Model, error) {
 		return nil, err
 	}
 	data := make([]float32, 0, min(want, 1<<16))
-	buf := make([]byte, 1<<16)
+	buf := make([]byte, min(1<<16, 4*want))
 	for len(data) < want {
 		k := min(want-len(data), len(buf)/4)
 		if err := cr.full(buf[:4*k], "tensors"); err != nil {

@@ -1,0 +1,88 @@
+package model
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestTraining(t *testing.T) {
+	cases := []struct {
+		tr       *Training
+		complete bool
+		str      string
+	}{
+		{nil, false, "training not recorded"},
+		{&Training{}, false, "untrained (random initialisation)"},
+		{&Training{Steps: 40, TargetSteps: 100, Interrupted: true}, false, "interrupted at step 40 of 100 (partly trained)"},
+		{&Training{Steps: 40, TargetSteps: 100}, false, "trained 40 of 100 steps (partly trained)"},
+		{&Training{Steps: 100, TargetSteps: 100, Interrupted: true}, false, "interrupted at step 100 of 100"},
+		{&Training{Steps: 100, TargetSteps: 100}, true, "trained 100 of 100 steps"},
+	}
+	for _, c := range cases {
+		if c.tr.Complete() != c.complete || c.tr.String() != c.str {
+			t.Errorf("%+v: complete %v, %q", c.tr, c.tr.Complete(), c.tr.String())
+		}
+		b := &Bundle{Training: c.tr}
+		err := b.CheckTrained()
+		switch {
+		case c.tr == nil:
+			if !errors.Is(err, ErrTrainingUnknown) {
+				t.Errorf("no record: %v", err)
+			}
+		case c.complete && err != nil, !c.complete && (!errors.Is(err, ErrUntrained) || !strings.Contains(err.Error(), c.str)):
+			t.Errorf("%+v: CheckTrained %v", c.tr, err)
+		}
+	}
+	for _, bad := range []Training{{Steps: -1}, {TargetSteps: -5}, {Steps: 11, TargetSteps: 10}} {
+		b := microBundle(t)
+		b.Training = &bad
+		if _, err := b.Bytes(); err == nil || !strings.Contains(err.Error(), "is impossible") {
+			t.Errorf("%+v: %v", bad, err)
+		}
+	}
+}
+
+// TestTrainingRecord: the record survives the file; a bundle without one
+// writes the bytes it always did (pinned: a bundle written before Training
+// existed), and a header that is not in its canonical encoding is refused.
+func TestTrainingRecord(t *testing.T) {
+	b := testBundle(t, 1)
+	b.Policy = Policy{Kind: MinEntropy, MinEntropyQ16: 12345}
+	data, err := b.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pinned = "410efe1cfaf52c1604b77b472d53d1fa31e8ee6bf253b64283325a2720cd4a6c"
+	if b.HashString() != pinned || bytes.Contains(data[:200], []byte("training")) {
+		t.Errorf("a bundle without a training record hashes to %s, pinned %s", b.HashString(), pinned)
+	}
+	r, err := Read(bytes.NewReader(data))
+	if err != nil || r.Training != nil || !errors.Is(r.CheckTrained(), ErrTrainingUnknown) {
+		t.Fatalf("old bundle: %v, training %v", err, r.Training)
+	}
+	b.Training = &Training{Steps: 500, TargetSteps: 500}
+	with, err := b.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.HashString() == pinned {
+		t.Fatal("the training record does not change the identity")
+	}
+	r, err = Read(bytes.NewReader(with))
+	if err != nil || *r.Training != *b.Training || r.CheckTrained() != nil {
+		t.Fatalf("training record: %v, %+v", err, r.Training)
+	}
+	// The same header with a space added (and its lengths and checksum
+	// fixed) is refused: one bundle, one encoding.
+	hlen := int(binary.LittleEndian.Uint32(with[len(Magic)+4:]))
+	hdr := with[len(Magic)+8 : len(Magic)+8+hlen]
+	spaced := bytes.Replace(hdr, []byte(`,"training"`), []byte(`, "training"`), 1)
+	d := append(append(bytes.Clone(with[:len(Magic)+8]), spaced...), with[len(Magic)+8+hlen:]...)
+	binary.LittleEndian.PutUint32(d[len(Magic)+4:], uint32(hlen+1))
+	if _, err := Read(bytes.NewReader(resealBundle(d))); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "canonical") {
+		t.Fatalf("spaced header: %v", err)
+	}
+}
