@@ -1,7 +1,6 @@
 package trajectory
 
 import (
-	"errors"
 	"fmt"
 	"math"
 )
@@ -44,10 +43,6 @@ func (e *ValidationError) Error() string {
 	}
 	return fmt.Sprintf("trajectory: episode %d step %d: %s", e.Episode, e.Step, e.Msg)
 }
-
-// ErrFormat is wrapped by every error about a file that is not a trajectory file
-// or is damaged.
-var ErrFormat = errors.New("not a valid trajectory file")
 
 func invalid(ep int64, step int, format string, args ...any) error {
 	return &ValidationError{Episode: ep, Step: step, Msg: fmt.Sprintf(format, args...)}

@@ -67,41 +67,52 @@ var (
 // ReadNPYHeader reads a .npy header (format 1.0, 2.0 or 3.0) from r, leaving r
 // at the first data byte.
 func ReadNPYHeader(r io.Reader) (NPYHeader, error) {
+	h, _, err := readNPYHeader(r)
+	return h, err
+}
+
+// maxNPYHeader bounds a version 2.0 or 3.0 header (numpy's own limit is
+// 10,000 bytes for untrusted files).
+const maxNPYHeader = 1 << 20
+
+// readNPYHeader is ReadNPYHeader that also returns the header's length, the
+// offset of the first data byte.
+func readNPYHeader(r io.Reader) (NPYHeader, int64, error) {
 	var h NPYHeader
 	pre := make([]byte, 8)
 	if _, err := io.ReadFull(r, pre); err != nil {
-		return h, fmt.Errorf("trajectory: %w: npy header: %w", ErrFormat, err)
+		return h, 0, fmt.Errorf("trajectory: %w: npy header: %w", ErrFormat, err)
 	}
 	if string(pre[:6]) != npyMagic {
-		return h, fmt.Errorf("trajectory: %w: not a .npy file (bad magic)", ErrFormat)
+		return h, 0, fmt.Errorf("trajectory: %w: not a .npy file (bad magic)", ErrFormat)
 	}
-	var n int
+	var n, off int
 	switch pre[6] {
 	case 1:
 		var b [2]byte
 		if _, err := io.ReadFull(r, b[:]); err != nil {
-			return h, fmt.Errorf("trajectory: %w: npy header: %w", ErrFormat, err)
+			return h, 0, fmt.Errorf("trajectory: %w: npy header: %w", ErrFormat, err)
 		}
-		n = int(binary.LittleEndian.Uint16(b[:]))
+		n, off = int(binary.LittleEndian.Uint16(b[:])), 10
 	case 2, 3:
 		var b [4]byte
 		if _, err := io.ReadFull(r, b[:]); err != nil {
-			return h, fmt.Errorf("trajectory: %w: npy header: %w", ErrFormat, err)
+			return h, 0, fmt.Errorf("trajectory: %w: npy header: %w", ErrFormat, err)
 		}
-		n = int(binary.LittleEndian.Uint32(b[:]))
-		if n > 1<<20 {
-			return h, fmt.Errorf("trajectory: %w: npy header of %d bytes", ErrFormat, n)
+		n, off = int(binary.LittleEndian.Uint32(b[:])), 12
+		if n > maxNPYHeader {
+			return h, 0, fmt.Errorf("trajectory: %w: %w: npy header of %d bytes (at most %d)", ErrFormat, ErrLimit, n, maxNPYHeader)
 		}
 	default:
-		return h, fmt.Errorf("trajectory: %w: npy format version %d.%d", ErrFormat, pre[6], pre[7])
+		return h, 0, fmt.Errorf("trajectory: %w: npy format version %d.%d", ErrFormat, pre[6], pre[7])
 	}
 	dict := make([]byte, n)
 	if _, err := io.ReadFull(r, dict); err != nil {
-		return h, fmt.Errorf("trajectory: %w: npy header: %w", ErrFormat, err)
+		return h, 0, fmt.Errorf("trajectory: %w: npy header: %w", ErrFormat, err)
 	}
 	d, f, s := npyDescr.FindSubmatch(dict), npyFortran.FindSubmatch(dict), npyShape.FindSubmatch(dict)
 	if d == nil || f == nil || s == nil {
-		return h, fmt.Errorf("trajectory: %w: npy header %q lacks descr, fortran_order or shape", ErrFormat, dict)
+		return h, 0, fmt.Errorf("trajectory: %w: npy header %q lacks descr, fortran_order or shape", ErrFormat, dict)
 	}
 	h.Descr, h.FortranOrder = string(d[1]), string(f[1]) == "True"
 	for _, part := range strings.Split(string(s[1]), ",") {
@@ -110,12 +121,46 @@ func ReadNPYHeader(r io.Reader) (NPYHeader, error) {
 			continue
 		}
 		v, err := strconv.Atoi(part)
-		if err != nil {
-			return h, fmt.Errorf("trajectory: %w: npy shape %q", ErrFormat, s[1])
+		if err != nil || len(h.Shape) >= 32 {
+			return h, 0, fmt.Errorf("trajectory: %w: npy shape %q", ErrFormat, s[1])
 		}
 		h.Shape = append(h.Shape, v)
 	}
-	return h, nil
+	return h, int64(off + n), nil
+}
+
+// npyItemSize is the byte size of one element of the descr memowm writes.
+func npyItemSize(descr string) (int64, bool) {
+	switch descr {
+	case "<f4":
+		return 4, true
+	case "|u1", "<u1":
+		return 1, true
+	case "<i8":
+		return 8, true
+	}
+	return 0, false
+}
+
+// checkNPYSize checks that the header's shape accounts for exactly the
+// dataBytes that follow it (the product of the shape, times the item size,
+// computed without overflow).
+func checkNPYSize(h NPYHeader, dataBytes int64) error {
+	item, ok := npyItemSize(h.Descr)
+	if !ok {
+		return fmt.Errorf("trajectory: %w: npy dtype %q is not one memowm writes", ErrFormat, h.Descr)
+	}
+	n := item
+	for _, d := range h.Shape {
+		if d < 0 || d > 0 && n > dataBytes/int64(d) {
+			return fmt.Errorf("trajectory: %w: npy shape %v of %s holds more than the file's %d data bytes", ErrFormat, h.Shape, h.Descr, dataBytes)
+		}
+		n *= int64(d)
+	}
+	if n != dataBytes {
+		return fmt.Errorf("trajectory: %w: npy shape %v of %s is %d bytes, the file holds %d", ErrFormat, h.Shape, h.Descr, n, dataBytes)
+	}
+	return nil
 }
 
 // npyStream writes one .npy array whose first dimension grows as rows come.
@@ -209,7 +254,7 @@ func (s *npySink) writeEpisode(ep *Episode) error {
 
 // close finishes both arrays and commits the index; the Writer commits the
 // observations file.
-func (s *npySink) close() error {
+func (s *npySink) close([]uint32) error {
 	if s.idx == nil {
 		return nil
 	}

@@ -1,7 +1,6 @@
 package trajectory
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,21 +8,21 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet/file"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // Reader streams the episodes of an Arrow IPC or Parquet trajectory file,
 // validating every row. It holds one record batch and one episode at a time.
 type Reader struct {
-	path   string
+	name   string // the path, or the name given to NewReader, for errors
 	format Format
 	meta   Meta
 	cols   columns
-	f      *os.File
+	file   io.Closer // the file Open opened; nil for NewReader
 	src    batchSource
+
+	sums []uint32 // episode checksums, in file order; nil when the file has none
+	nEp  int      // episodes returned so far
 
 	rec  arrow.RecordBatch // current batch, owned by src
 	row  int               // next row of rec
@@ -41,8 +40,8 @@ type batchSource interface {
 }
 
 // Open opens the trajectory file at path (.arrow or .parquet) and checks its
-// schema. The Reader must be closed.
-func Open(path string) (r *Reader, err error) {
+// structure and schema. The Reader must be closed.
+func Open(path string, opts ...Option) (*Reader, error) {
 	format, err := FormatOf(path)
 	if err != nil {
 		return nil, err
@@ -54,32 +53,79 @@ func Open(path string) (r *Reader, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("trajectory: %w", err)
 	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("trajectory: %w", err)
+	}
+	r, err := NewReader(f, st.Size(), format, path, opts...)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.file = f
+	return r, nil
+}
+
+// NewReader reads a trajectory file of the given format (Arrow or Parquet)
+// and size from ra; name is used in errors. Closing the Reader does not
+// close ra.
+func NewReader(ra io.ReaderAt, size int64, format Format, name string, opts ...Option) (r *Reader, err error) {
+	o, err := newReadOptions(size, opts)
+	if err != nil {
+		return nil, err
+	}
+	if format != Arrow && format != Parquet {
+		return nil, fmt.Errorf("trajectory: %s: %v files cannot be read as trajectories", name, format)
+	}
+	var src batchSource
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("trajectory: %s: %w: damaged file (%v)", path, ErrFormat, p)
+			err = damaged(name, p)
+		}
+		if err != nil && src != nil {
+			src.close()
 		}
 		if err != nil {
-			f.Close()
 			r = nil
 		}
 	}()
-	var src batchSource
-	var schema *arrow.Schema
+	alloc := &cappedAllocator{Allocator: memory.DefaultAllocator, max: o.maxAlloc}
+	var sums []uint32
 	switch format {
 	case Arrow:
-		src, schema, err = openArrow(f)
+		var s *arrowSource
+		if s, sums, err = openArrow(ra, size, alloc); err == nil {
+			src = s
+		}
 	case Parquet:
-		src, schema, err = openParquet(f)
+		var s *parquetSource
+		if s, sums, err = openParquet(ra, size, alloc); err == nil {
+			src = s
+		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("trajectory: %s: %w: %w", path, ErrFormat, err)
+		return nil, fmt.Errorf("trajectory: %s: %w: %w", name, ErrFormat, err)
 	}
+	schema := src.schema()
 	meta, cols, err := metaFromSchema(schema)
 	if err != nil {
-		src.close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &Reader{path: path, format: format, meta: meta, cols: cols, f: f, src: src, seen: map[int64]bool{}}, nil
+	if v, ok := schema.Metadata().GetValue(metaChecksum); ok && v != checksumKind {
+		return nil, fmt.Errorf("trajectory: %s: %w: checksum kind %q is not %q", name, ErrFormat, v, checksumKind)
+	} else if ok && sums == nil {
+		return nil, fmt.Errorf("trajectory: %s: %w: %w: the schema says the file carries episode checksums, but they are missing (the file is damaged or truncated)", name, ErrFormat, ErrChecksum)
+	}
+	return &Reader{name: name, format: format, meta: meta, cols: cols, src: src, sums: sums, seen: map[int64]bool{}}, nil
+}
+
+// damaged turns a recovered panic into an error naming the file.
+func damaged(name string, p any) error {
+	if e, ok := p.(error); ok {
+		return fmt.Errorf("trajectory: %s: %w: damaged file: %w", name, ErrFormat, e)
+	}
+	return fmt.Errorf("trajectory: %s: %w: damaged file (%v)", name, ErrFormat, p)
 }
 
 // Meta returns the file's shape and content.
@@ -88,11 +134,19 @@ func (r *Reader) Meta() Meta { return r.meta }
 // Format returns the file's format.
 func (r *Reader) Format() Format { return r.format }
 
+// Checksummed reports whether the file carries episode checksums (every file
+// memowm writes does). Without them, damage that still decodes is not
+// detected: files from other tools and from memowm before checksums are read
+// unchecked.
+func (r *Reader) Checksummed() bool { return r.sums != nil }
+
 // Close releases the file.
 func (r *Reader) Close() error {
 	err := r.src.close()
-	if cerr := r.f.Close(); err == nil {
-		err = cerr
+	if r.file != nil {
+		if cerr := r.file.Close(); err == nil {
+			err = cerr
+		}
 	}
 	return err
 }
@@ -106,7 +160,7 @@ func (r *Reader) Next() (ep *Episode, err error) {
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("trajectory: %s: %w: damaged file (%v)", r.path, ErrFormat, p)
+			err = damaged(r.name, p)
 		}
 		if err != nil {
 			r.err = err
@@ -119,10 +173,10 @@ func (r *Reader) Next() (ep *Episode, err error) {
 				return r.finish()
 			}
 			if err != nil {
-				return nil, fmt.Errorf("trajectory: %s: %w: %w", r.path, ErrFormat, err)
+				return nil, fmt.Errorf("trajectory: %s: %w: %w", r.name, ErrFormat, err)
 			}
 			if !rec.Schema().Equal(r.src.schema()) {
-				return nil, fmt.Errorf("trajectory: %s: %w: record batch schema differs from the file's", r.path, ErrFormat)
+				return nil, fmt.Errorf("trajectory: %s: %w: record batch schema differs from the file's", r.name, ErrFormat)
 			}
 			r.rec, r.row = rec, 0
 			continue
@@ -132,19 +186,38 @@ func (r *Reader) Next() (ep *Episode, err error) {
 			return nil, err
 		}
 		if done != nil {
-			return done, nil
+			return r.complete(done)
 		}
 	}
 }
 
-// finish completes the last episode at the end of the file.
+// finish completes the last episode at the end of the file, and checks that
+// the file held as many episodes as it has checksums.
 func (r *Reader) finish() (*Episode, error) {
-	if r.cur == nil {
-		return nil, io.EOF
+	if r.cur != nil {
+		ep := r.cur
+		r.cur = nil
+		return r.complete(ep)
 	}
-	ep := r.cur
-	r.cur = nil
-	return padFacts(ep), nil
+	if r.sums != nil && r.nEp != len(r.sums) {
+		return nil, fmt.Errorf("trajectory: %s: %w: %w: the file ends after %d of its %d episodes", r.name, ErrFormat, ErrChecksum, r.nEp, len(r.sums))
+	}
+	return nil, io.EOF
+}
+
+// complete checks a finished episode against its checksum.
+func (r *Reader) complete(ep *Episode) (*Episode, error) {
+	ep = padFacts(ep)
+	if r.sums != nil {
+		if r.nEp >= len(r.sums) {
+			return nil, fmt.Errorf("trajectory: %s: episode %d: %w: %w: the file has checksums for %d episodes, and this is episode %d", r.name, ep.ID, ErrFormat, ErrChecksum, len(r.sums), r.nEp+1)
+		}
+		if got, want := episodeSum(r.meta, ep), r.sums[r.nEp]; got != want {
+			return nil, fmt.Errorf("trajectory: %s: episode %d (episode %d in the file): %w: %w: content gives CRC-32C %08x, the writer stored %08x (the file is damaged)", r.name, ep.ID, r.nEp+1, ErrFormat, ErrChecksum, got, want)
+		}
+	}
+	r.nEp++
+	return ep, nil
 }
 
 // padFacts gives every observation a (possibly nil) fact once any has one.
@@ -162,7 +235,7 @@ func (r *Reader) addRow() (*Episode, error) {
 	epCol := rec.Column(c.episode).(*array.Int64)
 	stepCol := rec.Column(c.step).(*array.Int32)
 	if epCol.IsNull(i) {
-		return nil, fmt.Errorf("trajectory: %s: %w: null episode id", r.path, ErrFormat)
+		return nil, fmt.Errorf("trajectory: %s: %w: null episode id", r.name, ErrFormat)
 	}
 	id := epCol.Value(i)
 	if stepCol.IsNull(i) {
@@ -263,83 +336,4 @@ func readAction(rec arrow.RecordBatch, c columns, i int) (Action, error) {
 		a.Payload = append([]byte{}, p.Value(i)...)
 	}
 	return a, a.Validate()
-}
-
-type arrowSource struct {
-	r *ipc.FileReader
-	i int
-}
-
-func openArrow(f *os.File) (batchSource, *arrow.Schema, error) {
-	r, err := ipc.NewFileReader(f, ipc.WithAllocator(memory.DefaultAllocator))
-	if err != nil {
-		return nil, nil, err
-	}
-	return &arrowSource{r: r}, r.Schema(), nil
-}
-
-func (s *arrowSource) next() (arrow.RecordBatch, error) {
-	if s.i >= s.r.NumRecords() {
-		return nil, io.EOF
-	}
-	rec, err := s.r.RecordBatch(s.i)
-	s.i++
-	return rec, err
-}
-
-func (s *arrowSource) schema() *arrow.Schema { return s.r.Schema() }
-func (s *arrowSource) close() error          { return s.r.Close() }
-
-type parquetSource struct {
-	pf  *file.Reader
-	rr  pqarrow.RecordReader
-	sch *arrow.Schema
-}
-
-func openParquet(f *os.File) (batchSource, *arrow.Schema, error) {
-	pf, err := file.NewParquetReader(f)
-	if err != nil {
-		return nil, nil, err
-	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: rowsPerBatch}, memory.DefaultAllocator)
-	if err != nil {
-		pf.Close()
-		return nil, nil, err
-	}
-	sch, err := fr.Schema()
-	if err != nil {
-		pf.Close()
-		return nil, nil, err
-	}
-	s := &parquetSource{pf: pf, sch: sch}
-	if pf.NumRows() > 0 {
-		if s.rr, err = fr.GetRecordReader(context.Background(), nil, nil); err != nil {
-			pf.Close()
-			return nil, nil, err
-		}
-	}
-	return s, sch, nil
-}
-
-func (s *parquetSource) next() (arrow.RecordBatch, error) {
-	if s.rr == nil {
-		return nil, io.EOF
-	}
-	if s.rr.Next() {
-		return s.rr.RecordBatch(), nil
-	}
-	if err := s.rr.Err(); err != nil && err != io.EOF {
-		return nil, err
-	}
-	return nil, io.EOF
-}
-
-func (s *parquetSource) schema() *arrow.Schema { return s.sch }
-
-func (s *parquetSource) close() error {
-	if s.rr != nil {
-		s.rr.Release()
-		s.rr = nil
-	}
-	return s.pf.Close()
 }

@@ -1,6 +1,7 @@
 package trajectory
 
 import (
+	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -22,6 +23,10 @@ type Summary struct {
 	WithFacts    int64            `json:"observations_with_facts"`
 	Actions      map[string]int64 `json:"actions"`   // count per action type, all 17 listed
 	Questions    int              `json:"questions"` // -1: no question file beside it
+	// Checksummed says every episode was checked against the checksum its
+	// writer stored; false for files from other tools, from memowm before
+	// checksums, and for .npy exports.
+	Checksummed bool `json:"checksummed"`
 }
 
 // Summarize reads path once, streaming, and validates every episode on the way.
@@ -64,6 +69,7 @@ func (s *Summary) stream(path string) error {
 	}
 	defer r.Close()
 	s.Content, s.Shape = r.Meta().Content.String(), r.Meta().Shape
+	s.Checksummed = r.Checksummed()
 	for {
 		ep, err := r.Next()
 		if err == io.EOF {
@@ -92,9 +98,29 @@ func (s *Summary) npy(path string) error {
 		return fmt.Errorf("trajectory: %w", err)
 	}
 	defer f.Close()
-	h, err := ReadNPYHeader(f)
+	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("trajectory: %w", err)
+	}
+	// Episodes come from the index file, when it is there.
+	idx, err := os.Open(IndexPath(path))
+	if err != nil {
+		return s.npyFrom(f, st.Size(), nil, 0, path)
+	}
+	defer idx.Close()
+	ist, err := idx.Stat()
+	if err != nil {
+		return fmt.Errorf("trajectory: %w", err)
+	}
+	return s.npyFrom(f, st.Size(), idx, ist.Size(), path)
+}
+
+// npyFrom summarises a .npy export of obsSize bytes and its index file (nil
+// when there is none); name is the export's path, for errors.
+func (s *Summary) npyFrom(obs io.ReaderAt, obsSize int64, idx io.ReaderAt, idxSize int64, name string) error {
+	h, off, err := readNPYHeader(io.NewSectionReader(obs, 0, obsSize))
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	switch {
 	case h.Descr == "<f4" && len(h.Shape) == 3:
@@ -102,25 +128,31 @@ func (s *Summary) npy(path string) error {
 	case h.Descr == "|u1" && len(h.Shape) == 2:
 		s.Content, s.Shape = Codes.String(), Shape{Codes: h.Shape[1]}
 	default:
-		return fmt.Errorf("trajectory: %s: %w: npy array %s %v is neither states (N,S,D) <f4 nor codes (N,J) |u1", path, ErrFormat, h.Descr, h.Shape)
+		return fmt.Errorf("trajectory: %s: %w: npy array %s %v is neither states (N,S,D) <f4 nor codes (N,J) |u1", name, ErrFormat, h.Descr, h.Shape)
+	}
+	if err := checkNPYSize(h, obsSize-off); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	s.Observations = int64(h.Shape[0])
-	// Episodes come from the index file, when it is there.
-	idx, err := os.Open(IndexPath(path))
-	if err != nil {
+	if idx == nil {
 		return nil
 	}
-	defer idx.Close()
-	ih, err := ReadNPYHeader(idx)
-	if err != nil || ih.Descr != "<i8" || len(ih.Shape) != 2 || ih.Shape[1] != 2 {
-		return fmt.Errorf("trajectory: %s: %w: bad index file", IndexPath(path), ErrFormat)
+	iname := IndexPath(name)
+	sr := io.NewSectionReader(idx, 0, idxSize)
+	ih, ioff, err := readNPYHeader(sr)
+	if err != nil || ih.Descr != "<i8" || len(ih.Shape) != 2 || ih.Shape[1] != 2 || ih.Shape[0] != h.Shape[0] {
+		return fmt.Errorf("trajectory: %s: %w: bad index file (%v %v for %d observations)", iname, ErrFormat, ih.Descr, ih.Shape, h.Shape[0])
 	}
+	if err := checkNPYSize(ih, idxSize-ioff); err != nil {
+		return fmt.Errorf("%s: %w", iname, err)
+	}
+	br := bufio.NewReader(sr)
 	var pair [16]byte
-	var last int64
+	var last, want int64
 	n := 0
 	for i := 0; i < ih.Shape[0]; i++ {
-		if _, err := io.ReadFull(idx, pair[:]); err != nil {
-			return fmt.Errorf("trajectory: %s: %w: %w", IndexPath(path), ErrFormat, err)
+		if _, err := io.ReadFull(br, pair[:]); err != nil {
+			return fmt.Errorf("trajectory: %s: %w: %w", iname, ErrFormat, err)
 		}
 		ep, step := int64(binary.LittleEndian.Uint64(pair[:8])), int64(binary.LittleEndian.Uint64(pair[8:]))
 		if i == 0 || ep != last {
@@ -130,8 +162,12 @@ func (s *Summary) npy(path string) error {
 			if i > 0 {
 				s.record(n)
 			}
-			last, n = ep, 0
+			last, n, want = ep, 0, 0
 		}
+		if step != want {
+			return invalid(ep, int(step), "index: step %d follows step %d", step, want-1)
+		}
+		want++
 		n++
 	}
 	if n > 0 {

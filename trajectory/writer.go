@@ -27,12 +27,15 @@ type Writer struct {
 	rows int64
 	done bool
 	ids  map[int64]bool
+	sums []uint32   // episodeSum of every episode written, in order
+	qs   []Question // written beside the file on Close; see SetQuestions
+	hasQ bool
 }
 
 type sink interface {
 	writeEpisode(ep *Episode) error
-	close() error // finish the file and anything beside it
-	abort()       // discard anything beside the file
+	close(sums []uint32) error // finish the file (storing sums) and anything beside it
+	abort()                    // discard anything beside the file
 }
 
 // Create starts a trajectory file at path in the format its extension names.
@@ -79,6 +82,7 @@ func (w *Writer) Write(ep *Episode) error {
 		return invalid(ep.ID, -1, "written twice (episode ids must be unique)")
 	}
 	w.ids[ep.ID] = true
+	w.sums = append(w.sums, episodeSum(w.meta, ep))
 	if err := w.sink.writeEpisode(ep); err != nil {
 		w.Abort()
 		return fmt.Errorf("trajectory: %s: episode %d: %w", w.tmp.final, ep.ID, err)
@@ -87,17 +91,18 @@ func (w *Writer) Write(ep *Episode) error {
 	return nil
 }
 
-// Close finishes the file and moves it to its final name.
+// Close finishes the file and moves it to its final name, together with its
+// questions (see SetQuestions).
 func (w *Writer) Close() error {
 	if w.done {
 		return nil
 	}
 	w.done = true
-	if err := w.sink.close(); err != nil {
+	if err := w.sink.close(w.sums); err != nil {
 		w.tmp.abort()
 		return fmt.Errorf("trajectory: %s: %w", w.tmp.final, err)
 	}
-	return w.tmp.commit()
+	return w.commitWithQuestions()
 }
 
 // Abort discards everything written; the final name is left as it was.
@@ -185,7 +190,7 @@ type arrowSink struct {
 }
 
 func newArrowSink(f *tempFile, m Meta) (*arrowSink, error) {
-	s := Schema(m)
+	s := writtenSchema(m)
 	w, err := ipc.NewFileWriter(f, ipc.WithSchema(s), ipc.WithAllocator(memory.DefaultAllocator))
 	if err != nil {
 		return nil, err
@@ -197,8 +202,23 @@ func (s *arrowSink) writeEpisode(ep *Episode) error {
 	return buildRecords(s.schema, s.meta, ep, s.w.Write)
 }
 
-func (s *arrowSink) close() error { return s.w.Close() }
-func (s *arrowSink) abort()       { s.w.Close() }
+// close appends the row-less record batch that carries the episode sums.
+func (s *arrowSink) close(sums []uint32) error {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, s.schema)
+	defer b.Release()
+	empty := b.NewRecordBatch()
+	defer empty.Release()
+	trailer := array.NewRecordBatchWithMetadata(s.schema, empty.Columns(), 0,
+		arrow.NewMetadata([]string{metaEpisodeSums}, []string{encodeSums(sums)}))
+	defer trailer.Release()
+	if err := s.w.Write(trailer); err != nil {
+		s.w.Close()
+		return err
+	}
+	return s.w.Close()
+}
+
+func (s *arrowSink) abort() { s.w.Close() }
 
 type parquetSink struct {
 	schema *arrow.Schema
@@ -207,7 +227,7 @@ type parquetSink struct {
 }
 
 func newParquetSink(f *tempFile, m Meta) (*parquetSink, error) {
-	s := Schema(m)
+	s := writtenSchema(m)
 	props := parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithDictionaryDefault(false),
@@ -227,5 +247,24 @@ func (s *parquetSink) writeEpisode(ep *Episode) error {
 	return buildRecords(s.schema, s.meta, ep, s.w.Write)
 }
 
-func (s *parquetSink) close() error { return s.w.Close() }
-func (s *parquetSink) abort()       { s.w.Close() }
+// close stores the episode sums in the file's key-value metadata.
+func (s *parquetSink) close(sums []uint32) error {
+	if err := s.w.AppendKeyValueMetadata(metaEpisodeSums, encodeSums(sums)); err != nil {
+		s.w.Close()
+		return err
+	}
+	return s.w.Close()
+}
+
+func (s *parquetSink) abort() { s.w.Close() }
+
+// writtenSchema is Schema(m) with the key that says the file carries episode
+// checksums.
+func writtenSchema(m Meta) *arrow.Schema {
+	s := Schema(m)
+	md := s.Metadata()
+	keys := append(append([]string(nil), md.Keys()...), metaChecksum)
+	vals := append(append([]string(nil), md.Values()...), checksumKind)
+	out := arrow.NewMetadata(keys, vals)
+	return arrow.NewSchema(s.Fields(), &out)
+}
