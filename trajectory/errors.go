@@ -1,6 +1,9 @@
 package trajectory
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Sentinel errors. Every error about a file names the file and starts with
 // "trajectory:"; test for these with errors.Is.
@@ -18,3 +21,18 @@ var (
 	// allocate more than its limits allow (see WithMaxAlloc, MaxQuestionLine).
 	ErrLimit = errors.New("exceeds a reader limit")
 )
+
+// fileError names the file an error from a helper was about: its message is
+// "trajectory: NAME: " and the helper's message without its own prefix.
+type fileError struct {
+	name string
+	err  error
+}
+
+func inFile(name string, err error) error { return &fileError{name, err} }
+
+func (e *fileError) Error() string {
+	return "trajectory: " + e.name + ": " + strings.TrimPrefix(e.err.Error(), "trajectory: ")
+}
+
+func (e *fileError) Unwrap() error { return e.err }

@@ -68,7 +68,10 @@ var (
 // at the first data byte.
 func ReadNPYHeader(r io.Reader) (NPYHeader, error) {
 	h, _, err := readNPYHeader(r)
-	return h, err
+	if err != nil {
+		return h, fmt.Errorf("trajectory: %w", err)
+	}
+	return h, nil
 }
 
 // maxNPYHeader bounds a version 2.0 or 3.0 header (numpy's own limit is
@@ -81,38 +84,38 @@ func readNPYHeader(r io.Reader) (NPYHeader, int64, error) {
 	var h NPYHeader
 	pre := make([]byte, 8)
 	if _, err := io.ReadFull(r, pre); err != nil {
-		return h, 0, fmt.Errorf("trajectory: %w: npy header: %w", ErrFormat, err)
+		return h, 0, fmt.Errorf("%w: npy header: %w", ErrFormat, err)
 	}
 	if string(pre[:6]) != npyMagic {
-		return h, 0, fmt.Errorf("trajectory: %w: not a .npy file (bad magic)", ErrFormat)
+		return h, 0, fmt.Errorf("%w: not a .npy file (bad magic)", ErrFormat)
 	}
 	var n, off int
 	switch pre[6] {
 	case 1:
 		var b [2]byte
 		if _, err := io.ReadFull(r, b[:]); err != nil {
-			return h, 0, fmt.Errorf("trajectory: %w: npy header: %w", ErrFormat, err)
+			return h, 0, fmt.Errorf("%w: npy header: %w", ErrFormat, err)
 		}
 		n, off = int(binary.LittleEndian.Uint16(b[:])), 10
 	case 2, 3:
 		var b [4]byte
 		if _, err := io.ReadFull(r, b[:]); err != nil {
-			return h, 0, fmt.Errorf("trajectory: %w: npy header: %w", ErrFormat, err)
+			return h, 0, fmt.Errorf("%w: npy header: %w", ErrFormat, err)
 		}
 		n, off = int(binary.LittleEndian.Uint32(b[:])), 12
 		if n > maxNPYHeader {
-			return h, 0, fmt.Errorf("trajectory: %w: %w: npy header of %d bytes (at most %d)", ErrFormat, ErrLimit, n, maxNPYHeader)
+			return h, 0, fmt.Errorf("%w: %w: npy header of %d bytes (at most %d)", ErrFormat, ErrLimit, n, maxNPYHeader)
 		}
 	default:
-		return h, 0, fmt.Errorf("trajectory: %w: npy format version %d.%d", ErrFormat, pre[6], pre[7])
+		return h, 0, fmt.Errorf("%w: npy format version %d.%d", ErrFormat, pre[6], pre[7])
 	}
 	dict := make([]byte, n)
 	if _, err := io.ReadFull(r, dict); err != nil {
-		return h, 0, fmt.Errorf("trajectory: %w: npy header: %w", ErrFormat, err)
+		return h, 0, fmt.Errorf("%w: npy header: %w", ErrFormat, err)
 	}
 	d, f, s := npyDescr.FindSubmatch(dict), npyFortran.FindSubmatch(dict), npyShape.FindSubmatch(dict)
 	if d == nil || f == nil || s == nil {
-		return h, 0, fmt.Errorf("trajectory: %w: npy header %q lacks descr, fortran_order or shape", ErrFormat, dict)
+		return h, 0, fmt.Errorf("%w: npy header %q lacks descr, fortran_order or shape", ErrFormat, dict)
 	}
 	h.Descr, h.FortranOrder = string(d[1]), string(f[1]) == "True"
 	for _, part := range strings.Split(string(s[1]), ",") {
@@ -122,7 +125,7 @@ func readNPYHeader(r io.Reader) (NPYHeader, int64, error) {
 		}
 		v, err := strconv.Atoi(part)
 		if err != nil || len(h.Shape) >= 32 {
-			return h, 0, fmt.Errorf("trajectory: %w: npy shape %q", ErrFormat, s[1])
+			return h, 0, fmt.Errorf("%w: npy shape %q", ErrFormat, s[1])
 		}
 		h.Shape = append(h.Shape, v)
 	}
@@ -144,21 +147,21 @@ func npyItemSize(descr string) (int64, bool) {
 
 // checkNPYSize checks that the header's shape accounts for exactly the
 // dataBytes that follow it (the product of the shape, times the item size,
-// computed without overflow).
+// computed without overflow). Errors lack the package prefix.
 func checkNPYSize(h NPYHeader, dataBytes int64) error {
 	item, ok := npyItemSize(h.Descr)
 	if !ok {
-		return fmt.Errorf("trajectory: %w: npy dtype %q is not one memowm writes", ErrFormat, h.Descr)
+		return fmt.Errorf("%w: npy dtype %q is not one memowm writes", ErrFormat, h.Descr)
 	}
 	n := item
 	for _, d := range h.Shape {
 		if d < 0 || d > 0 && n > dataBytes/int64(d) {
-			return fmt.Errorf("trajectory: %w: npy shape %v of %s holds more than the file's %d data bytes", ErrFormat, h.Shape, h.Descr, dataBytes)
+			return fmt.Errorf("%w: npy shape %v of %s holds more than the file's %d data bytes", ErrFormat, h.Shape, h.Descr, dataBytes)
 		}
 		n *= int64(d)
 	}
 	if n != dataBytes {
-		return fmt.Errorf("trajectory: %w: npy shape %v of %s is %d bytes, the file holds %d", ErrFormat, h.Shape, h.Descr, n, dataBytes)
+		return fmt.Errorf("%w: npy shape %v of %s is %d bytes, the file holds %d", ErrFormat, h.Shape, h.Descr, n, dataBytes)
 	}
 	return nil
 }

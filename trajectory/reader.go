@@ -110,7 +110,7 @@ func NewReader(ra io.ReaderAt, size int64, format Format, name string, opts ...O
 	schema := src.schema()
 	meta, cols, err := metaFromSchema(schema)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, inFile(name, err)
 	}
 	if v, ok := schema.Metadata().GetValue(metaChecksum); ok && v != checksumKind {
 		return nil, fmt.Errorf("trajectory: %s: %w: checksum kind %q is not %q", name, ErrFormat, v, checksumKind)
@@ -161,6 +161,10 @@ func (r *Reader) Next() (ep *Episode, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = damaged(r.name, p)
+		}
+		var ve *ValidationError
+		if errors.As(err, &ve) && err == error(ve) {
+			err = inFile(r.name, err) // name the file
 		}
 		if err != nil {
 			r.err = err

@@ -120,7 +120,7 @@ func (s *Summary) npy(path string) error {
 func (s *Summary) npyFrom(obs io.ReaderAt, obsSize int64, idx io.ReaderAt, idxSize int64, name string) error {
 	h, off, err := readNPYHeader(io.NewSectionReader(obs, 0, obsSize))
 	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("trajectory: %s: %w", name, err)
 	}
 	switch {
 	case h.Descr == "<f4" && len(h.Shape) == 3:
@@ -131,7 +131,7 @@ func (s *Summary) npyFrom(obs io.ReaderAt, obsSize int64, idx io.ReaderAt, idxSi
 		return fmt.Errorf("trajectory: %s: %w: npy array %s %v is neither states (N,S,D) <f4 nor codes (N,J) |u1", name, ErrFormat, h.Descr, h.Shape)
 	}
 	if err := checkNPYSize(h, obsSize-off); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("trajectory: %s: %w", name, err)
 	}
 	s.Observations = int64(h.Shape[0])
 	if idx == nil {
@@ -144,7 +144,7 @@ func (s *Summary) npyFrom(obs io.ReaderAt, obsSize int64, idx io.ReaderAt, idxSi
 		return fmt.Errorf("trajectory: %s: %w: bad index file (%v %v for %d observations)", iname, ErrFormat, ih.Descr, ih.Shape, h.Shape[0])
 	}
 	if err := checkNPYSize(ih, idxSize-ioff); err != nil {
-		return fmt.Errorf("%s: %w", iname, err)
+		return fmt.Errorf("trajectory: %s: %w", iname, err)
 	}
 	br := bufio.NewReader(sr)
 	var pair [16]byte

@@ -1,0 +1,138 @@
+package trajectory
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"testing"
+)
+
+// Damage tests: flip bits and truncate small memowm-written files, and read
+// them from memory. A read must never panic; it must give an error or the
+// original content, and for checksummed files (Arrow, Parquet) never other
+// content. NPY exports and questions carry no checksum: their changed content
+// is counted, not failed.
+
+type outcome int
+
+const (
+	outError outcome = iota
+	outSame
+	outDiff
+	outPanic
+)
+
+var outcomeNames = [...]string{"error", "identical", "different", "panic"}
+
+// damageKind reads one kind of file from memory into comparable content.
+type damageKind struct {
+	ext       string
+	checksums bool // different content is a failure
+	read      func(b []byte, seeds map[string][]byte) (any, error)
+}
+
+var damageKinds = []damageKind{
+	{".arrow", true, func(b []byte, _ map[string][]byte) (any, error) { return readContent(b, Arrow) }},
+	{".parquet", true, func(b []byte, _ map[string][]byte) (any, error) { return readContent(b, Parquet) }},
+	{".npy", false, func(b []byte, s map[string][]byte) (any, error) { return summarizeNPYBytes(b, s[".index.npy"]) }},
+	{".index.npy", false, func(b []byte, s map[string][]byte) (any, error) { return summarizeNPYBytes(s[".npy"], b) }},
+	{".questions.jsonl", false, func(b []byte, _ map[string][]byte) (any, error) {
+		return DecodeQuestions(bytes.NewReader(b), "damaged.questions.jsonl")
+	}},
+}
+
+type content struct {
+	Meta     Meta
+	Episodes []*Episode
+}
+
+func readContent(b []byte, f Format) (any, error) {
+	m, eps, ok, err := readBytes(b, f)
+	if err == nil && !ok {
+		err = errors.New("the file lost its checksums and still read")
+	}
+	return content{m, eps}, err
+}
+
+// classify reads b and compares it with want, turning a panic into outPanic.
+func classify(k damageKind, b []byte, seeds map[string][]byte, want any) (o outcome, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			o, err = outPanic, fmt.Errorf("panic: %v", p)
+		}
+	}()
+	got, err := k.read(b, seeds)
+	switch {
+	case err != nil:
+		return outError, err
+	case reflect.DeepEqual(got, want):
+		return outSame, nil
+	}
+	return outDiff, nil
+}
+
+// damage flips every stride-th bit and truncates at every tstride-th length
+// of each kind's seed file, failing on panics and on changed content where the
+// kind has checksums. It returns the counts per outcome for each kind.
+func damage(t *testing.T, stride, tstride int) map[string][4]int {
+	seeds := seedFiles(t, smallShape, 3)
+	counts := map[string][4]int{}
+	for _, k := range damageKinds {
+		orig := seeds[k.ext]
+		want, err := k.read(orig, seeds)
+		if err != nil {
+			t.Fatalf("%s: the undamaged file does not read: %v", k.ext, err)
+		}
+		var c [4]int
+		check := func(what string, b []byte) {
+			o, err := classify(k, b, seeds, want)
+			c[o]++
+			if o == outPanic || o == outDiff && k.checksums {
+				t.Errorf("%s %s: %s (%v)", k.ext, what, outcomeNames[o], err)
+			}
+			if o == outError && !bytes.HasPrefix([]byte(err.Error()), []byte("trajectory: ")) {
+				t.Errorf("%s %s: error %q lacks the package prefix", k.ext, what, err)
+			}
+		}
+		b := append([]byte(nil), orig...)
+		for bit := 0; bit < 8*len(orig); bit += stride {
+			b[bit/8] ^= 1 << (bit % 8)
+			check(fmt.Sprintf("bit %d flipped", bit), b)
+			b[bit/8] ^= 1 << (bit % 8)
+		}
+		for n := 0; n < len(orig); n += tstride {
+			check(fmt.Sprintf("truncated to %d bytes", n), orig[:n])
+		}
+		counts[k.ext] = c
+	}
+	return counts
+}
+
+func TestDamagedBitsAndTruncation(t *testing.T) {
+	// Odd strides reach every bit position within a byte.
+	counts := damage(t, 37, 61)
+	for ext, c := range counts {
+		t.Logf("%-17s error %5d  identical %5d  different %5d  panic %d", ext, c[0], c[1], c[2], c[3])
+		if c[outError] == 0 {
+			t.Errorf("%s: no damage was detected", ext)
+		}
+	}
+}
+
+// TestDamageCampaign flips every bit and truncates at every length of one small
+// file of each kind. It takes a minute or two; run it with
+//
+//	MEMOWM_CAMPAIGN=1 go test ./trajectory -run TestDamageCampaign -v -timeout 30m
+func TestDamageCampaign(t *testing.T) {
+	if os.Getenv("MEMOWM_CAMPAIGN") == "" {
+		t.Skip("set MEMOWM_CAMPAIGN=1 to flip every bit")
+	}
+	seeds := seedFiles(t, smallShape, 3)
+	counts := damage(t, 1, 1)
+	for _, k := range damageKinds {
+		c := counts[k.ext]
+		t.Logf("%-17s %6d bytes: error %6d  identical %6d  different %6d  panic %d", k.ext, len(seeds[k.ext]), c[0], c[1], c[2], c[3])
+	}
+}
