@@ -18,14 +18,14 @@ import (
 )
 
 // microBundle is the smallest bundle that exercises every part of the
-// format: a quantizer of 2 slots x 4 channels (2 subspaces, 4 codewords), a
-// world model of a few thousand parameters, a risk policy and a training
-// record. About 10 KB, so fuzzers and bit-flip campaigns run fast.
+// format: a quantizer of 1 slot x 4 channels (2 subspaces, 2 codewords), a
+// world model of 363 parameters, a risk policy and a training record. About
+// 2.3 KB, so fuzzers and bit-flip campaigns run fast.
 func microBundle(t testing.TB) *Bundle {
 	t.Helper()
-	shape := trajectory.Shape{Slots: 2, Dim: 4, Codes: 4}
+	shape := trajectory.Shape{Slots: 1, Dim: 4, Codes: 2}
 	rng := rand.New(rand.NewPCG(1, 1))
-	states := make([][]float32, 24)
+	states := make([][]float32, 8)
 	for i := range states {
 		states[i] = make([]float32, shape.StateLen())
 		for j := range states[i] {
@@ -33,22 +33,22 @@ func microBundle(t testing.TB) *Bundle {
 		}
 	}
 	ocfg := opq.DefaultConfig()
-	ocfg.Shape, ocfg.Codewords, ocfg.Workers = shape, 4, 1
+	ocfg.Shape, ocfg.Codewords, ocfg.Workers = shape, 2, 1
 	q, err := opq.Fit(states, ocfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := worldmodel.Config{
-		Profile: worldmodel.ProfileF32, MaxHistory: 2, Slots: 2, Subspaces: 2, Codewords: 4, CodeDim: 2,
-		Layers: 1, Heads: 1, MLP: 4, ActionTypes: 17, CoordBins: 4, ActionDim: 2, ByteDim: 2,
-		PayloadHidden: 2, MaxPayload: 4, Tasks: 1,
+		Profile: worldmodel.ProfileF32, MaxHistory: 1, Slots: 1, Subspaces: 2, Codewords: 2, CodeDim: 1,
+		Layers: 1, Heads: 1, MLP: 1, ActionTypes: 1, CoordBins: 1, ActionDim: 1, ByteDim: 1,
+		PayloadHidden: 1, MaxPayload: 1, Tasks: 1,
 	}
 	m, err := worldmodel.New(cfg, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := Policy{Kind: Risk, LambdaQ32: 1 << 30, BinQ16: 16384, BinRate: []int32{100, -1, 3000},
-		Marginal: []uint32{1, 2, 3, 4}, Impact: []uint64{5 << 20, 6 << 20, 7 << 20, 8 << 20}}
+		Marginal: []uint32{1, 2}, Impact: []uint64{5 << 20, 6 << 20}}
 	return &Bundle{OPQ: q, Model: m, Profile: worldmodel.ProfileF32, Precision: 16, Policy: p,
 		Training: &Training{Steps: 40, TargetSteps: 100, Interrupted: true}}
 }
