@@ -47,6 +47,10 @@ func runFitBundle(args []string, stdout, stderr io.Writer) error {
 	if *out == "" || (*in == "" && *opqPath == "") {
 		return usagef("--out BUNDLE and one of --in TRAIN or --opq FILE are required")
 	}
+	if err := checkOutput(*out, outBundle, input{"--in", *in}, input{"--opq", *opqPath}); err != nil {
+		return err
+	}
+	watchOutputs(stderr, "fit", *out)
 	cfg, err := worldmodel.Preset(*preset)
 	if err != nil {
 		return usagef("%v", err)
@@ -133,6 +137,9 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	if *in == "" || *out == "" {
 		return usagef("--model BUNDLE, --in TRAJ and --out MEM are required")
 	}
+	if err := checkOutput(*out, outMemory, input{"--in", *in}, input{"--model", *bundlePath}); err != nil {
+		return err
+	}
 	switch *prior {
 	case "auto", "wm":
 	case "mix":
@@ -149,6 +156,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	watchOutputs(stderr, "encode", *out)
 	policy := b.Policy
 	switch {
 	case *minH < 0 || *minH > 16:
@@ -343,7 +351,7 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 	in := fs.String("in", "", "memory file (required)")
 	out := fs.String("out", "", "trajectory file to write (required)")
 	what := fs.String("what", "codes", "codes or states")
-	episode := fs.Int64("episode", -1, "decode only this episode ID (default: all)")
+	episode := fs.Int64("episode", 0, "decode only this episode ID, negative IDs too (default: all)")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	pos, err := parse(fs, args)
@@ -359,8 +367,8 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 	if *what != "codes" && *what != "states" {
 		return usagef("--what %q: want codes or states", *what)
 	}
-	if _, err := trajectory.FormatOf(*out); err != nil {
-		return usagef("%v", err)
+	if err := checkOutput(*out, outTrajectory, input{"--in", *in}, input{"--model", *bundlePath}); err != nil {
+		return err
 	}
 	if *batch < 1 {
 		return usagef("--batch %d must be at least 1", *batch)
@@ -369,6 +377,7 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	watchOutputs(stderr, "decode", trajectoryOutputs(*out)...)
 	r, err := codec.Open(*in)
 	if err != nil {
 		return err
@@ -378,7 +387,7 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	var which []int
-	if *episode >= 0 {
+	if flagSet(fs, "episode") {
 		i := r.Find(*episode)
 		if i < 0 {
 			return fmt.Errorf("%s has no episode %d", *in, *episode)
@@ -404,14 +413,16 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 	for lo := 0; lo < len(which); lo += *batch {
 		eps, err := r.Decode(p, which[lo:min(len(which), lo+*batch)])
 		if err != nil {
-			return err
+			return nameFile(*in, err)
 		}
 		for _, ep := range eps {
 			obs += ep.Len()
 			if content == trajectory.States {
-				if ep, err = statesOf(dec, b.OPQ, ep); err != nil {
-					return err
+				st, err := statesOf(dec, b.OPQ, ep)
+				if err != nil {
+					return fmt.Errorf("%s: episode %d: %w", *in, ep.ID, err)
 				}
+				ep = st
 			}
 			if err := w.Write(ep); err != nil {
 				return err

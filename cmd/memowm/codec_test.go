@@ -18,7 +18,7 @@ import (
 // MEMOWM_TEST_MAIN=1 the test binary is memowm.
 func TestMain(m *testing.M) {
 	if os.Getenv("MEMOWM_TEST_MAIN") == "1" {
-		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -181,6 +181,8 @@ func TestCodecErrors(t *testing.T) {
 			t.Fatalf("%v: %s%s", c, out, errs)
 		}
 	}
+	folder := filepath.Join(dir, "z.mwm")
+	os.Mkdir(folder, 0o755)
 	damaged := filepath.Join(dir, "d.mwm")
 	data, _ := os.ReadFile(mem)
 	data[len(data)/2] ^= 4
@@ -199,8 +201,8 @@ func TestCodecErrors(t *testing.T) {
 		{[]string{"encode", "--in", traj, "--out", filepath.Join(dir, "y.mwm")}, 2, "--model BUNDLE is required"},
 		{[]string{"encode", "--model", mem, "--in", traj, "--out", filepath.Join(dir, "y.mwm")}, 1, "not a valid model bundle"},
 		{[]string{"verify", "--model", b1}, 2, "want exactly one memory file"},
-		{[]string{"encode", "--model", b1, "--in", traj, "--out", dir}, 1, "is not a regular file"},
-		{[]string{"fit", "--opq", b1, "--out", dir}, 1, "not a valid quantizer file"},
+		{[]string{"encode", "--model", b1, "--in", traj, "--out", folder}, 2, "is not a regular file"},
+		{[]string{"fit", "--opq", b1, "--out", filepath.Join(dir, "f.mwb")}, 1, "not a valid quantizer file"},
 	}
 	for _, c := range cases {
 		code, _, errs := memowm(t, c.args...)

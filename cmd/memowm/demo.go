@@ -37,9 +37,13 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer os.RemoveAll(tmp)
+		removeOnInterrupt(tmp)
 		out = tmp
 	} else if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
+	}
+	for _, name := range []string{"demo.arrow", "demo.parquet", "demo-train.arrow", "demo-heldout.arrow"} {
+		watchOutputs(stderr, "demo", trajectoryOutputs(filepath.Join(out, name))...)
 	}
 
 	fmt.Fprintf(stdout, "== 1. simulate %d episodes of %d steps (seed %d)\n", cfg.Episodes, cfg.Steps, cfg.Seed)

@@ -34,9 +34,10 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	if len(dirs) == 0 {
 		return usagef("want at least one recording folder DIR")
 	}
-	if _, err := trajectory.FormatOf(*out); err != nil {
-		return usagef("%v", err)
+	if err := checkOutput(*out, outTrajectory); err != nil {
+		return err
 	}
+	watchOutputs(stderr, "import", trajectoryOutputs(*out)...)
 	seedSet := false
 	fs.Visit(func(f *flag.Flag) { seedSet = seedSet || f.Name == "seed" })
 	if !seedSet {

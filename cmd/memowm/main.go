@@ -49,7 +49,7 @@ func init() {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run is main without the exit, for tests.
@@ -108,7 +108,11 @@ Verbs:
 		fmt.Fprintf(w, "  %-8s %s\n", v.name, v.summary)
 	}
 	fmt.Fprint(w, `
-'memowm VERB -h' shows a verb's flags. Exit status: 0 success, 1 failure, 2 bad usage.
+'memowm VERB -h' shows a verb's flags. Exit status: 0 success, 1 failure, 2 bad usage,
+130 interrupted (Ctrl-C; 143 SIGTERM). Files are written under a temporary name
+(.NAME.tmpDIGITS) and renamed when complete; an interrupt removes the temporary
+file and says so. One left by a killed run (kill -9) is never read: a run that
+writes NAME names it, and you remove it.
 `)
 }
 
@@ -143,8 +147,17 @@ func newFlags(name, args, summary string, stdout io.Writer) *flag.FlagSet {
 }
 
 // parse parses flags that may stand before, between or after positional
-// arguments, and returns the positionals.
+// arguments, and returns the positionals. A float flag set to NaN or an
+// infinity is a usage error (checkFloats).
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	pos, err := parseFlags(fs, args)
+	if err == nil {
+		err = checkFloats(fs)
+	}
+	return pos, err
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {

@@ -21,7 +21,7 @@ func runModel(args []string, stdout, stderr io.Writer) error {
 	case "info":
 		return runModelInfo(args[1:], stdout)
 	case "init":
-		return runModelInit(args[1:], stdout)
+		return runModelInit(args[1:], stdout, stderr)
 	case "-h", "--help", "-help":
 		fmt.Fprint(stdout, `Usage: memowm model info [--preset P | --weights FILE] [--json] [--predict ...]
        memowm model init --preset P --out FILE [--seed S]
@@ -166,7 +166,7 @@ func timePredict(m *worldmodel.Model, steps, batch, repeats, threads int, seed u
 		MsPerObs: per * 1e3, GFLOPs: float64(cfg.FLOPs(steps)) / per / 1e9, ModeCheck: int(preds[0].Mode[0])}, nil
 }
 
-func runModelInit(args []string, stdout io.Writer) error {
+func runModelInit(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("model init", "--preset P --out FILE [--seed S]",
 		"Writes a world-model weights file with the preset's architecture and random\n"+
 			"weights drawn from the seed (the same seed gives the same file everywhere).", stdout)
@@ -183,6 +183,10 @@ func runModelInit(args []string, stdout io.Writer) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
+	if err := checkOutput(*out, outWeights); err != nil {
+		return err
+	}
+	watchOutputs(stderr, "model init", *out)
 	cfg, err := worldmodel.Preset(*preset)
 	if err != nil {
 		return usagef("%v", err)

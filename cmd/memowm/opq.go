@@ -72,6 +72,10 @@ func runFitOPQ(args []string, stdout, stderr io.Writer) error {
 	if *in == "" || *out == "" {
 		return usagef("--in TRAIN and --out OPQFILE are required")
 	}
+	if err := checkOutput(*out, outOPQ, input{"--in", *in}, input{"--eval", *evalPath}); err != nil {
+		return err
+	}
+	watchOutputs(stderr, "fit opq", *out)
 	cfg := d
 	cfg.Rounds, cfg.Seed, cfg.Shared, cfg.Codewords = *rounds, *seed, *shared, *codewords
 	cfg.Iterations, cfg.RoundIterations = *iters, *roundIters
@@ -207,9 +211,10 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	if (*opqPath == "") == (*bundlePath == "") || *in == "" || *out == "" {
 		return usagef("one of --opq OPQFILE or --model BUNDLE, and --in TRAJ and --out CODES are required")
 	}
-	if _, err := trajectory.FormatOf(*out); err != nil {
-		return usagef("%v", err)
+	if err := checkOutput(*out, outTrajectory, input{"--in", *in}, input{"--opq", *opqPath}, input{"--model", *bundlePath}); err != nil {
+		return err
 	}
+	watchOutputs(stderr, "quantize", trajectoryOutputs(*out)...)
 	var q *opq.Quantizer
 	if *opqPath != "" {
 		q, err = opq.Load(*opqPath)

@@ -1,20 +1,16 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/memowm/memowm/record/tty"
 	"github.com/memowm/memowm/recording"
 	"github.com/memowm/memowm/screen"
-	"github.com/memowm/memowm/trajectory"
 )
 
 func runRecordTTY(args []string, stdout, stderr io.Writer) error {
@@ -58,8 +54,8 @@ func runRecordTTY(args []string, stdout, stderr io.Writer) error {
 	case *steps < 1:
 		return usagef("--steps must be at least 1")
 	}
-	if _, err := trajectory.FormatOf(*out); err != nil {
-		return usagef("%v", err)
+	if err := checkOutput(*out, outTrajectory); err != nil {
+		return err
 	}
 	cfg := tty.Config{
 		Program: pos[0], Args: pos[1:], Profile: *profile, Steps: *steps, Seed: *seed,
@@ -92,7 +88,8 @@ func runRecordTTY(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	watchOutputs(stderr, "record tty", trajectoryOutputs(*out)...)
+	ctx, stop := interruptContext()
 	defer stop()
 	res, err := tty.Record(ctx, cfg, writerSink{w})
 	if err == nil && res.Steps == 0 {

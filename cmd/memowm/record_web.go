@@ -1,19 +1,15 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/memowm/memowm/record/web"
 	"github.com/memowm/memowm/recording"
-	"github.com/memowm/memowm/trajectory"
 )
 
 func runRecordWeb(args []string, stdout, stderr io.Writer) error {
@@ -51,8 +47,8 @@ func runRecordWeb(args []string, stdout, stderr io.Writer) error {
 	case *out == "":
 		return usagef("--out FILE is required")
 	}
-	if _, err := trajectory.FormatOf(*out); err != nil {
-		return usagef("%v", err)
+	if err := checkOutput(*out, outTrajectory); err != nil {
+		return err
 	}
 	cfg := web.Config{
 		Site: *site, Steps: *steps, Seed: *seed, Width: *width, Height: *height,
@@ -100,7 +96,8 @@ func runRecordWeb(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	watchOutputs(stderr, "record web", trajectoryOutputs(*out)...)
+	ctx, stop := interruptContext()
 	defer stop()
 	start := time.Now()
 	res, err := web.Record(ctx, cfg, w)

@@ -47,12 +47,13 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		return usagef("--out FILE is required")
 	}
-	if _, err := trajectory.FormatOf(*out); err != nil {
-		return usagef("%v", err)
+	if err := checkOutput(*out, outTrajectory); err != nil {
+		return err
 	}
 	if err := cfg.Validate(); err != nil {
 		return usagef("%v", err)
 	}
+	watchOutputs(stderr, "sim", trajectoryOutputs(*out)...)
 	progress := func(done, total int) {
 		if !*quiet && (done == total || done%max(total/10, 1) == 0) {
 			fmt.Fprintf(stderr, "sim: %d/%d episodes\n", done, total)

@@ -49,3 +49,87 @@ func TestWrite(t *testing.T) {
 		t.Fatalf("left %d entries", len(ents))
 	}
 }
+
+// reset clears the registry between tests (Interrupt is for the end of a
+// process).
+func reset() {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	state.interrupted = false
+	state.temps, state.watched, state.written = nil, nil, nil
+}
+
+func TestCreateTempErrorNamesTarget(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nodir", "c.opq")
+	_, err := CreateTemp(path)
+	if err == nil || !strings.Contains(err.Error(), "cannot create "+path) || strings.Contains(err.Error(), ".tmp") {
+		t.Fatalf("error %v; want one naming %s, not the temporary file", err, path)
+	}
+}
+
+func TestInterrupt(t *testing.T) {
+	reset()
+	defer reset()
+	dir := t.TempDir()
+	done, mid, foreign := filepath.Join(dir, "done"), filepath.Join(dir, "mid"), filepath.Join(dir, "foreign")
+	// A leftover of foreign from before: not ours, kept.
+	old := filepath.Join(dir, ".foreign.tmp111")
+	os.WriteFile(old, []byte("old"), 0o600)
+	Watch(foreign)
+	if err := Write(done, func(w io.Writer) error { _, err := w.Write([]byte("x")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	f, err := CreateTemp(mid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("partial"))
+	// A writer of its own, with the same naming.
+	g, err := os.CreateTemp(dir, TempPattern(foreign))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	if l := Leftovers(foreign); len(l) != 2 {
+		t.Fatalf("leftovers of foreign: %v", l)
+	}
+	rep := Interrupt()
+	want := []string{f.Name(), g.Name()}
+	if f.Name() > g.Name() {
+		want[0], want[1] = want[1], want[0]
+	}
+	if strings.Join(rep.Removed, " ") != strings.Join(want, " ") || len(rep.Written) != 1 || rep.Written[0] != done {
+		t.Fatalf("report %+v; want removed %v, written [%s]", rep, want, done)
+	}
+	for _, p := range want {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s is still there", p)
+		}
+	}
+	if _, err := os.Stat(old); err != nil {
+		t.Errorf("the older leftover was removed: %v", err)
+	}
+	// Nothing reaches a final name after the interrupt.
+	f.Close()
+	if err := Commit(f.Name(), mid); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("commit after the interrupt: %v", err)
+	}
+	if err := Write(mid, func(io.Writer) error { return nil }); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("write after the interrupt: %v", err)
+	}
+	if _, err := os.Stat(mid); !os.IsNotExist(err) {
+		t.Error("a file appeared under the final name after the interrupt")
+	}
+}
+
+func TestLeftoversMatchOnlyTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.arrow")
+	for _, n := range []string{".x.arrow.tmp123", ".x.arrow.tmp", ".x.arrow.tmpabc", ".x.arrow.questions.jsonl.tmp5", "x.arrow", ".y.arrow.tmp1"} {
+		os.WriteFile(filepath.Join(dir, n), []byte("12345"), 0o644)
+	}
+	l := Leftovers(path)
+	if len(l) != 1 || l[0].Path != filepath.Join(dir, ".x.arrow.tmp123") || l[0].Size != 5 {
+		t.Fatalf("leftovers %+v", l)
+	}
+}
