@@ -27,5 +27,29 @@
 //   - A Reader streams: it holds one record batch and one episode at a time, so a
 //     file larger than memory can be read. Every violation it meets is a
 //     *ValidationError naming the episode and step; damaged files are errors, never
-//     panics.
+//     panics. Every error about a file starts with "trajectory: " and names the
+//     file; damage wraps ErrFormat (and ErrChecksum or ErrLimit where they apply).
+//   - Nothing is allocated from a number read from a file before that number is
+//     checked against the file's size: Arrow IPC flatbuffers (footer, schema,
+//     every record batch and dictionary message, and the Arrow schema stored in a
+//     Parquet file) are verified before arrow-go parses them (every vector,
+//     string and table inside the buffer, nesting depth and table count bounded,
+//     every block and buffer inside the file); .npy shapes must account for the
+//     file's bytes exactly; a questions line is at most MaxQuestionLine bytes.
+//     What only decoding reveals (decompressed sizes) is capped per allocation by
+//     WithMaxAlloc (default DefaultMaxAlloc: 64 MiB plus 64 times the file size).
+//   - Every Arrow and Parquet file memowm writes carries a CRC-32C per episode,
+//     over the episode's content (checksum.go): the schema key memowm.checksum
+//     promises them, and they follow the data (an Arrow file's last, row-less
+//     record batch; a Parquet file's key-value metadata). The Reader checks each
+//     episode as it completes and the episode count at the end, so damage that
+//     still decodes is an error naming the episode, never other content. Files
+//     without checksums (other tools, memowm before them) are read unchecked, and
+//     Reader.Checksummed and Summary.Checksummed say so. arrow-go v18.9 neither
+//     writes nor verifies Parquet page CRCs. NumPy exports and questions files
+//     carry no checksum.
+//   - A Writer given questions (SetQuestions) writes them under a temporary name
+//     and renames them with the trajectory; a failure leaves neither under its
+//     final name, and a Writer without questions removes a stale questions file
+//     beside its final name.
 package trajectory

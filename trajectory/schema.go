@@ -38,7 +38,8 @@ const (
 )
 
 // Schema returns the Arrow schema of a trajectory file with meta m. The same
-// schema is stored in Parquet files.
+// schema is stored in Parquet files. The Writer adds one metadata key,
+// memowm.checksum, saying the file carries episode checksums (checksum.go).
 func Schema(m Meta) *arrow.Schema {
 	obs := arrow.Field{Name: ColState, Type: arrow.FixedSizeListOfNonNullable(int32(m.Shape.StateLen()), arrow.PrimitiveTypes.Float32)}
 	if m.Content == Codes {
