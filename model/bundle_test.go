@@ -152,15 +152,15 @@ func TestPolicy(t *testing.T) {
 	}
 }
 
-// FuzzRead: Read never panics, every error wraps ErrFormat, and a bundle
-// that reads writes back to exactly the bytes it consumed. The seeds are a
-// whole micro bundle (about 2.3 KB) and pieces of it.
+// FuzzRead: Read never panics on raw bytes, every error wraps ErrFormat,
+// and a bundle that reads writes back to exactly the bytes it consumed. Its
+// seeds are short, so the fuzzer's minimisation of new inputs (quadratic in
+// their length) stays cheap; FuzzReadDamaged covers whole bundles.
 func FuzzRead(f *testing.F) {
 	data, err := microBundle(f).Bytes()
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(data)
 	f.Add(data[:300])
 	f.Add([]byte(Magic + "\x01\x00\x00\x00\x02\x00\x00\x00{}"))
 	f.Fuzz(func(t *testing.T, d []byte) {
@@ -296,18 +296,32 @@ func TestBundleWithReader(t *testing.T) {
 	}
 }
 
-// FuzzReadResealed is FuzzRead with the bundle's checksum recomputed after
-// the mutation, so mutations of the header and the lengths reach the checks
-// behind it (the parts keep their own checksums). The input is a bundle
-// without its last 4 bytes.
-func FuzzReadResealed(f *testing.F) {
+// FuzzReadDamaged damages a whole micro bundle as its input says and reads
+// it: edits is a list of (offset uint16, xor byte) triples, cut (when not
+// zero) truncates the result, and reseal recomputes the bundle's checksum so
+// that the damage reaches the checks behind it (the parts keep their own
+// checksums). Without reseal, any damage must be an error; with it, any
+// damage must be an error or read back to exactly its bytes. The input is a
+// few bytes, so the fuzzer runs and minimises fast.
+func FuzzReadDamaged(f *testing.F) {
 	data, err := microBundle(f).Bytes()
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(data[:len(data)-4])
-	f.Fuzz(func(t *testing.T, d []byte) {
-		d = binary.LittleEndian.AppendUint32(bytes.Clone(d), crc32.Checksum(d, castagnoli))
+	f.Add([]byte{0, 0, 1}, uint16(0), false)
+	f.Add([]byte{20, 0, 0x10}, uint16(0), true) // the header's JSON
+	f.Add([]byte{}, uint16(len(data)-3), true)
+	f.Fuzz(func(t *testing.T, edits []byte, cut uint16, reseal bool) {
+		d := bytes.Clone(data)
+		for i := 0; i+3 <= len(edits); i += 3 {
+			d[int(binary.LittleEndian.Uint16(edits[i:]))%len(d)] ^= edits[i+2]
+		}
+		if cut != 0 {
+			d = d[:int(cut)%len(d)]
+		}
+		if reseal && len(d) >= 4 {
+			binary.LittleEndian.PutUint32(d[len(d)-4:], crc32.Checksum(d[:len(d)-4], castagnoli))
+		}
 		b, err := Read(bytes.NewReader(d))
 		if err != nil {
 			if !errors.Is(err, ErrFormat) || !strings.HasPrefix(err.Error(), "model: ") {
@@ -318,6 +332,9 @@ func FuzzReadResealed(f *testing.F) {
 		out, err := b.Bytes()
 		if err != nil || !bytes.Equal(out, d) {
 			t.Fatalf("a bundle that reads does not write back to its bytes: %v", err)
+		}
+		if !reseal && !bytes.Equal(d, data) {
+			t.Fatal("a damaged bundle was accepted")
 		}
 	})
 }

@@ -2,7 +2,9 @@ package worldmodel
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -92,37 +94,72 @@ func TestWeightsDamage(t *testing.T) {
 	}
 }
 
-// FuzzRead: Read never panics and either fails or returns a model that
-// writes back to the bytes it consumed.
-//
-// The seed is a model of 363 parameters (1.8 KB), so it runs thousands of
-// inputs a second; TestWeightsDamage covers a tiny preset's file.
-func FuzzRead(f *testing.F) {
+// nanoWeights is the smallest weights file: 363 parameters, 1.8 KB.
+func nanoWeights(t testing.TB) []byte {
+	t.Helper()
 	cfg := Config{Profile: ProfileF32, MaxHistory: 1, Slots: 1, Subspaces: 2, Codewords: 2, CodeDim: 1,
 		Layers: 1, Heads: 1, MLP: 1, ActionTypes: 1, CoordBins: 1, ActionDim: 1, ByteDim: 1,
 		PayloadHidden: 1, MaxPayload: 1, Tasks: 1}
 	m, err := New(cfg, 13)
 	if err != nil {
-		f.Fatal(err)
+		t.Fatal(err)
 	}
 	var buf bytes.Buffer
 	m.WriteTo(&buf)
-	f.Add(buf.Bytes())
-	f.Add(buf.Bytes()[:100])
-	f.Add([]byte("MEMOWMWM\x01\x00\x00\x00\x02\x00\x00\x00{}"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		r := bytes.NewReader(data)
-		got, err := Read(r)
-		if err != nil {
-			if !errors.Is(err, ErrFormat) && !errors.Is(err, ErrVersion) && !errors.Is(err, ErrChecksum) {
-				t.Fatalf("error %v wraps none of ErrFormat, ErrVersion, ErrChecksum", err)
-			}
-			return
+	return buf.Bytes()
+}
+
+// checkRead reads data: an error must wrap one of the package's format
+// errors, and a model that reads must write back to the bytes it consumed.
+func checkRead(t *testing.T, data []byte) (accepted bool) {
+	r := bytes.NewReader(data)
+	got, err := Read(r)
+	if err != nil {
+		if !errors.Is(err, ErrFormat) && !errors.Is(err, ErrVersion) && !errors.Is(err, ErrChecksum) {
+			t.Fatalf("error %v wraps none of ErrFormat, ErrVersion, ErrChecksum", err)
 		}
-		var out bytes.Buffer
-		got.WriteTo(&out)
-		if !bytes.Equal(out.Bytes(), data[:len(data)-r.Len()]) {
-			t.Fatal("accepted file does not write back to itself")
+		return false
+	}
+	var out bytes.Buffer
+	got.WriteTo(&out)
+	if !bytes.Equal(out.Bytes(), data[:len(data)-r.Len()]) {
+		t.Fatal("accepted file does not write back to itself")
+	}
+	return true
+}
+
+// FuzzRead: Read never panics and either fails or returns a model that
+// writes back to the bytes it consumed. Its seeds are short, so the
+// fuzzer's minimisation of new inputs (quadratic in their length) stays
+// cheap; FuzzReadDamaged covers whole files.
+func FuzzRead(f *testing.F) {
+	f.Add(nanoWeights(f)[:100])
+	f.Add([]byte("MEMOWMWM\x01\x00\x00\x00\x02\x00\x00\x00{}"))
+	f.Fuzz(func(t *testing.T, data []byte) { checkRead(t, data) })
+}
+
+// FuzzReadDamaged damages a whole 363-parameter weights file as its input
+// says: edits is a list of (offset uint16, xor byte) triples, cut (when not
+// zero) truncates, and reseal recomputes the checksum so that the damage
+// reaches the checks behind it. Without reseal any damage must be an error.
+func FuzzReadDamaged(f *testing.F) {
+	file := nanoWeights(f)
+	f.Add([]byte{0, 0, 1}, uint16(0), false)
+	f.Add([]byte{20, 0, 0x10}, uint16(0), true)
+	f.Add([]byte{}, uint16(len(file)-3), true)
+	f.Fuzz(func(t *testing.T, edits []byte, cut uint16, reseal bool) {
+		d := bytes.Clone(file)
+		for i := 0; i+3 <= len(edits); i += 3 {
+			d[int(binary.LittleEndian.Uint16(edits[i:]))%len(d)] ^= edits[i+2]
+		}
+		if cut != 0 {
+			d = d[:int(cut)%len(d)]
+		}
+		if reseal && len(d) >= 4 {
+			binary.LittleEndian.PutUint32(d[len(d)-4:], crc32.Checksum(d[:len(d)-4], castagnoli))
+		}
+		if checkRead(t, d) && !reseal && !bytes.Equal(d, file) {
+			t.Fatal("a damaged file was accepted")
 		}
 	})
 }
