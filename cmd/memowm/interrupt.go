@@ -107,7 +107,7 @@ func handleInterrupts(verb string, stderr io.Writer) (stop func()) {
 				interrupts.mu.Unlock()
 				rep := atomicfile.Interrupt()
 				for _, d := range dirs {
-					if os.RemoveAll(d) == nil {
+					if _, err := os.Lstat(d); err == nil && os.RemoveAll(d) == nil {
 						rep.Removed = append(rep.Removed, d)
 					}
 				}
@@ -180,8 +180,8 @@ func interruptContext() (ctx context.Context, stop func()) {
 	}
 }
 
-// removeOnInterrupt has the interrupt handler remove the scratch folder dir
-// (which the verb removes itself when it ends).
+// removeOnInterrupt has the interrupt handler remove the scratch folder dir,
+// if it is still there (the verb removes or renames it itself when it ends).
 func removeOnInterrupt(dir string) {
 	interrupts.mu.Lock()
 	interrupts.dirs = append(interrupts.dirs, dir)

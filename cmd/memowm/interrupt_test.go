@@ -354,3 +354,23 @@ func TestInterruptRecord(t *testing.T) {
 		t.Errorf("left %s", ents[0].Name())
 	}
 }
+
+// TestInterruptDemo interrupts a demo while it writes into its scratch
+// folder: the folder goes too.
+func TestInterruptDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a demo")
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // the demo's scratch folder goes here
+	code, errs := interruptChild(t, syscall.SIGINT, func(string) bool {
+		m, _ := filepath.Glob(filepath.Join(tmp, "memowm-demo-*", ".demo.arrow.tmp*"))
+		return len(m) > 0
+	}, "demo", "--episodes", "60")
+	if code != 130 || !strings.Contains(errs, "memowm demo: interrupted; removed ") || !strings.Contains(errs, "memowm-demo-") {
+		t.Fatalf("status %d, stderr %q", code, errs)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("left %s", ents[0].Name())
+	}
+}

@@ -63,10 +63,12 @@ func checkRecDir(verb, dir string) error {
 }
 
 // recTempDir is the temporary name a recorder writes dir under (renamed by
-// replaceRecDir when done), cleared of any leftover.
+// replaceRecDir when done), cleared of any leftover; the interrupt handler
+// removes it.
 func recTempDir(dir string) string {
 	tmp := fmt.Sprintf("%s.tmp-%d", strings.TrimRight(dir, "/"), os.Getpid())
 	os.RemoveAll(tmp)
+	removeOnInterrupt(tmp)
 	return tmp
 }
 
