@@ -227,6 +227,9 @@ func headerQuantizer(h *fileHeader) (*Quantizer, error) {
 	cfg := DefaultConfig()
 	cfg.Shape, cfg.Codewords, cfg.Shared = shape, int(h.Codewords), h.Flags&flagShared != 0
 	cfg.Rotation = Rotation(h.Rotation)
+	if uint32(cfg.Rotation) != h.Rotation {
+		return nil, formatErr("bad header: unknown rotation %d", h.Rotation)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, formatErr("bad header: %w", err)
 	}

@@ -173,6 +173,12 @@ func read(r io.Reader, avail int64) (*Model, error) {
 	if err := dec.Decode(&cfg); err != nil {
 		return nil, fmt.Errorf("%w: config: %v", ErrFormat, err)
 	}
+	// One model, one encoding: the config must be exactly what WriteTo
+	// writes (json field names match case-insensitively, and Decode stops
+	// after the first value), so a file that reads writes back to its bytes.
+	if again, err := json.Marshal(&cfg); err != nil || !bytes.Equal(again, js) {
+		return nil, fmt.Errorf("%w: the config is not in its canonical encoding", ErrFormat)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 	}
