@@ -286,6 +286,7 @@ func TestDamageDetected(t *testing.T) {
 		step = 7
 	}
 	checkDamage(t, data, decodeAll(b, p), step)
+	checkResealed(t, path, data, decodeAll(b, p), step+6)
 }
 
 // decodeAll opens a file's bytes, checks the bundle and decodes every

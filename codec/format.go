@@ -20,12 +20,12 @@ const (
 // Errors. Each is wrapped with the file and, where it applies, the episode.
 var (
 	// ErrFormat: the data is not a valid memory file, or is damaged.
-	ErrFormat = errors.New("not a valid memory file")
+	ErrFormat = errors.New("not a valid memory file (damaged, or written by something else)")
 	// ErrBundle: the memory file was written with another model bundle.
 	ErrBundle = errors.New("written with another model bundle")
 	// ErrDesync: an episode decoded to codes whose checksum differs from the
 	// writer's: the file is damaged or the decoder computes differently.
-	ErrDesync = errors.New("reconstructed codes do not match the writer's checksum")
+	ErrDesync = errors.New("reconstructed codes do not match the writer's checksum (the file is damaged, or was written by something else)")
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

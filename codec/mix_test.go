@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/memowm/memowm/model"
@@ -118,21 +120,35 @@ func TestMixDamageDetected(t *testing.T) {
 	// The coder stream damaged under a recomputed section CRC goes through
 	// the mixing decoder: it must fail (a decoder error or the codes CRC),
 	// never panic.
+	checkResealed(t, path, data, try, 4*step+3)
+}
+
+// checkResealed flips every bit (at the stride step) of the payload of a
+// file's first episode under a recomputed section CRC, so the damage reaches
+// the decoder: each must be an error that says the file is damaged (ErrFormat
+// or ErrDesync) and names the file and the episode, never a panic.
+func checkResealed(t *testing.T, path string, data []byte, try func([]byte) error, step int) {
+	t.Helper()
 	r, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := r.index[0]
 	r.Close()
-	lo := int(e.Offset) + sectionHead + packedLen(1024, 6)
+	lo := int(e.Offset) + sectionHead
 	hi := int(e.Offset+e.Length) - sectionTail
 	for bit := lo * 8; bit < hi*8; bit += step {
 		d := bytes.Clone(data)
 		d[bit/8] ^= 1 << (bit % 8)
 		sec := d[e.Offset : e.Offset+e.Length]
 		binary.LittleEndian.PutUint32(sec[len(sec)-4:], crc32.Checksum(sec[:len(sec)-4], castagnoli))
-		if try(d) == nil {
-			t.Fatalf("flipping stream bit %d under a good section CRC went unnoticed", bit)
+		err := try(d)
+		if err == nil {
+			t.Fatalf("flipping payload bit %d under a good section CRC went unnoticed", bit)
+		}
+		if !errors.Is(err, ErrFormat) && !errors.Is(err, ErrDesync) || !strings.Contains(err.Error(), "damaged") ||
+			!strings.Contains(err.Error(), fmt.Sprintf("episode %d", e.ID)) {
+			t.Fatalf("payload bit %d: %v: want a damaged-file error naming the file and episode %d", bit, err, e.ID)
 		}
 	}
 }

@@ -272,6 +272,7 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 		maxObs = max(maxObs, obs[k])
 	}
 	J, prec := h.Coords(), h.Precision
+	cfg := p.Config()
 	want := make([]bool, n)
 	var preds []worldmodel.Prediction
 	var hs []worldmodel.History
@@ -284,13 +285,17 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 				continue
 			}
 			a, err := acts[k].decode(decs[k])
+			if err == nil {
+				// The writer codes only actions its world model takes.
+				err = cfg.CheckAction(&a)
+			}
 			if err != nil {
 				return nil, r.epErr(which[k], fmt.Errorf("%w: step %d action: %w", ErrFormat, t, err))
 			}
 			loops[k].actions = append(loops[k].actions, a)
 		}
 		if preds, hs, err = predictBatch(p, loops, want, preds, hs); err != nil {
-			return nil, err
+			return nil, r.predictErr(p, loops, want, which, t, err)
 		}
 		m := 0
 		for k := range loops {
@@ -353,6 +358,25 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 		}
 	}
 	return out, nil
+}
+
+// predictErr names the episode whose decoded history the predictor refused
+// at step t (a decoded action or code the writer cannot have produced): it
+// predicts each wanted episode alone to find it.
+func (r *Reader) predictErr(p worldmodel.Predictor, loops []*loop, want []bool, which []int, t int, err error) error {
+	one := make([]bool, len(loops))
+	for k := range loops {
+		if !want[k] {
+			continue
+		}
+		one[k] = true
+		_, _, e := predictBatch(p, loops, one, nil, nil)
+		one[k] = false
+		if e != nil {
+			return r.epErr(which[k], fmt.Errorf("%w: step %d: %w", ErrFormat, t, e))
+		}
+	}
+	return fmt.Errorf("codec: %s: step %d: %w: %w", r.path, t, ErrFormat, err)
 }
 
 func (r *Reader) epErr(i int, err error) error {

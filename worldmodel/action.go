@@ -55,6 +55,10 @@ func (c *Config) checkHistory(h History) error {
 	return nil
 }
 
+// CheckAction reports whether the world model's encoder can represent a
+// (the check every history's actions pass); the error wraps ErrAction.
+func (c *Config) CheckAction(a *trajectory.Action) error { return c.checkAction(a) }
+
 func (c *Config) checkAction(a *trajectory.Action) error {
 	if int(a.Type) >= c.ActionTypes {
 		return fmt.Errorf("%w: type %d, want < %d", ErrAction, a.Type, c.ActionTypes)
