@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"time"
 
 	"github.com/memowm/memowm/bench"
@@ -51,8 +52,16 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			qs = append(qs, &all[i])
 		}
 	}
+	// The memory files of the rows go to a scratch folder that an
+	// interrupt removes too.
+	scratch, err := os.MkdirTemp("", "memowm-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	removeOnInterrupt(scratch)
 	start := time.Now()
-	rep, err := bench.Run(b, p, eps, bench.Options{Batch: *batch, Questions: qs, Progress: func(name string) {
+	rep, err := bench.Run(b, p, eps, bench.Options{Batch: *batch, Questions: qs, Dir: scratch, Progress: func(name string) {
 		if !*quiet {
 			fmt.Fprintf(stderr, "bench: %s (%.1f s)\n", name, time.Since(start).Seconds())
 		}

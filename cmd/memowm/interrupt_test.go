@@ -374,3 +374,32 @@ func TestInterruptDemo(t *testing.T) {
 		t.Errorf("left %s", ents[0].Name())
 	}
 }
+
+// TestInterruptBench interrupts a bench while a memory file of its rows
+// exists: the scratch folder goes.
+func TestInterruptBench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a bench")
+	}
+	dir, tmp := t.TempDir(), t.TempDir()
+	traj, bundle := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "b.mwb")
+	for _, c := range [][]string{
+		{"sim", "--episodes", "12", "--steps", "30", "--dim", "32", "--out", traj, "--quiet"},
+		{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
+	} {
+		if code, out, errs := memowm(t, c...); code != 0 {
+			t.Fatalf("%v: %s%s", c, out, errs)
+		}
+	}
+	t.Setenv("TMPDIR", tmp)
+	code, errs := interruptChild(t, syscall.SIGINT, func(string) bool {
+		m, _ := filepath.Glob(filepath.Join(tmp, "memowm-bench-*", "*.mwm"))
+		return len(m) > 0
+	}, "bench", "--model", bundle, "--in", traj)
+	if code != 130 || !strings.Contains(errs, "memowm bench: interrupted; removed ") {
+		t.Fatalf("status %d, stderr %q", code, errs)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("left %s", ents[0].Name())
+	}
+}
