@@ -173,3 +173,52 @@ func TestMicroBundleRoundTrip(t *testing.T) {
 		t.Fatalf("stream: %v", err)
 	}
 }
+
+// TestBundleLimits: lengths that the file cannot hold are refused before
+// anything is allocated, with the file named when it is loaded.
+func TestBundleLimits(t *testing.T) {
+	data, err := microBundle(t).Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hlen := int(binary.LittleEndian.Uint32(data[len(Magic)+4:]))
+	opqLen := len(Magic) + 8 + hlen // offset of the quantizer's length
+	edit := func(at int, v uint64, width int) []byte {
+		d := bytes.Clone(data)
+		if width == 4 {
+			binary.LittleEndian.PutUint32(d[at:], uint32(v))
+		} else {
+			binary.LittleEndian.PutUint64(d[at:], v)
+		}
+		return resealBundle(d)
+	}
+	cases := []struct {
+		name   string
+		d      []byte
+		stream bool // read through a reader of unknown length
+		want   string
+	}{
+		{"header length", edit(len(Magic)+4, 1<<20, 4), false, "a header of 1048576 bytes needs 1048604 more bytes, only"},
+		{"header too long", edit(len(Magic)+4, 1<<20+1, 4), true, "header of 1048577 bytes is longer than 1048576"},
+		{"part length", edit(opqLen, 1<<31, 8), false, "the quantizer's length 2147483648 needs 2147483668 more bytes, only"},
+		{"part too long", edit(opqLen, 1<<40, 8), true, "the quantizer's length 1099511627776 is more than 4294967296"},
+	}
+	for _, c := range cases {
+		var r io.Reader = bytes.NewReader(c.d)
+		if c.stream {
+			r = io.MultiReader(r)
+		}
+		if _, err := Read(r); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	// Load knows the file's size; its errors name the file.
+	path := t.TempDir() + "/cut.mwb"
+	if err := os.WriteFile(path, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(path)
+	if !errors.Is(err, ErrFormat) || !errors.Is(err, io.ErrUnexpectedEOF) || !strings.HasPrefix(err.Error(), "model: "+path+": ") {
+		t.Errorf("truncated file: %v", err)
+	}
+}

@@ -48,8 +48,19 @@
 //     up to codewords closer together than float32 rounding can separate.
 //   - Files (WriteTo, Read, Save, Load) are versioned and end in a CRC-32C of
 //     everything before it; Read refuses unknown versions, damaged files and
-//     non-finite values with errors, never a panic. Save writes a temporary
+//     non-finite values with errors, never a panic. Every single-bit flip and
+//     every truncation is an error (TestQuantizerCampaign counts them), and a
+//     file that reads writes back to the same bytes. Save writes a temporary
 //     file and renames it.
+//   - Bounded allocation: the header's geometry is checked against
+//     Config.Validate's limits and, before any array is allocated, the file
+//     size it implies against the bytes the reader can hold (Load: the
+//     file's size); arrays grow as their data arrives.
+//   - Fit reports, never prints: Warnings (too few points per centroid,
+//     below MinPointsPerCentroid = 39 as in faiss; a PCA rotation from fewer
+//     slot vectors than channels) is computed from Info, so a quantizer read
+//     from a file has them too; HeldOut is the R^2 on Config.HeldOut, stored
+//     in the file (zero, "not measured", in files from before it).
 //
 // # Concurrency
 //
