@@ -55,6 +55,11 @@ func printSummary(w io.Writer, s *trajectory.Summary) {
 	}
 	fmt.Fprintf(w, "episodes      %d\n", s.Episodes)
 	fmt.Fprintf(w, "observations  %d (%d transitions; %d..%d per episode)\n", s.Observations, s.Transitions, s.MinObs, s.MaxObs)
+	if s.Checksummed {
+		fmt.Fprintf(w, "checksums     every episode matches its writer's CRC-32C\n")
+	} else {
+		fmt.Fprintf(w, "checksums     none: damage that still decodes cannot be detected (written by another tool or an older memowm)\n")
+	}
 	if s.Format == trajectory.NumPy.String() {
 		fmt.Fprintf(w, "actions       none (a .npy export holds observations only)\n")
 		return
