@@ -3,7 +3,6 @@ package recording
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"time"
 
@@ -97,11 +96,12 @@ func Import(dirs []string, out string, opt ImportOptions) (*ImportSummary, error
 		qs = append(qs, EpisodeQuestions(ep, opt.Seed)...)
 		sum.Episodes++
 	}
-	if err := w.Close(); err != nil {
+	// The questions are renamed into place with the trajectory.
+	if err := w.SetQuestions(qs); err != nil {
+		w.Abort()
 		return nil, err
 	}
-	if err := trajectory.WriteQuestions(trajectory.QuestionsPath(out), qs); err != nil {
-		os.Remove(out)
+	if err := w.Close(); err != nil {
 		return nil, err
 	}
 	sum.Questions = len(qs)

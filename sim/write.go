@@ -38,10 +38,12 @@ func WriteFile(path string, cfg Config, progress func(done, total int)) (Result,
 			progress(i+1, cfg.Episodes)
 		}
 	}
-	if err := out.Close(); err != nil {
+	// The questions are renamed into place with the trajectory.
+	if err := out.SetQuestions(qs); err != nil {
+		out.Abort()
 		return res, err
 	}
-	if err := trajectory.WriteQuestions(trajectory.QuestionsPath(path), qs); err != nil {
+	if err := out.Close(); err != nil {
 		return res, err
 	}
 	res.Questions = len(qs)
