@@ -25,36 +25,53 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// episodeSum is the CRC-32C of ep's content under m: the shape, the id, then
-// per observation its values and fact (present or not), then per action its
-// fields (coordinates only when present) and payload.
+// episodeSum is the CRC-32C of ep's content under m, in the order a Reader
+// meets it (sumState): per observation its values, its fact (present or
+// not) and the action that led to it; then the shape, the observation count
+// and the id. Nothing needs the episode whole, so a Reader checks an episode
+// it never holds in full (WithQuantize).
 func episodeSum(m Meta, ep *Episode) uint32 {
-	var b []byte
-	b = append(b, byte(m.Content))
-	for _, v := range []int{m.Shape.Slots, m.Shape.Dim, m.Shape.Codes, ep.Len()} {
-		b = binary.LittleEndian.AppendUint32(b, uint32(v))
-	}
-	b = binary.LittleEndian.AppendUint64(b, uint64(ep.ID))
-	sum := crc32.Update(0, castagnoli, b)
+	var s sumState
 	for t := 0; t < ep.Len(); t++ {
-		b = b[:0]
+		var fact []byte
+		if ep.Facts != nil && t < len(ep.Facts) {
+			fact = ep.Facts[t]
+		}
+		var a *Action
+		if t > 0 {
+			a = &ep.Actions[t-1]
+		}
 		if m.Content == States {
-			for _, v := range ep.States[t] {
-				b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
-			}
+			s.row(ep.States[t], nil, fact, a)
 		} else {
-			b = append(b, ep.Codes[t]...)
+			s.row(nil, ep.Codes[t], fact, a)
 		}
-		if ep.Facts != nil && t < len(ep.Facts) && ep.Facts[t] != nil {
-			b = binary.LittleEndian.AppendUint32(b, uint32(len(ep.Facts[t])))
-			b = append(b, ep.Facts[t]...)
-		} else {
-			b = binary.LittleEndian.AppendUint32(b, math.MaxUint32)
-		}
-		sum = crc32.Update(sum, castagnoli, b)
 	}
-	for _, a := range ep.Actions {
-		b = append(b[:0], byte(a.Type))
+	return s.final(m, ep.ID, ep.Len())
+}
+
+// sumState is an episode checksum in progress.
+type sumState struct {
+	crc uint32
+	b   []byte
+}
+
+// row adds one observation: a state's values or codes, its fact (nil: none)
+// and the action that led to it (nil at step 0).
+func (s *sumState) row(state []float32, codes []uint8, fact []byte, a *Action) {
+	b := s.b[:0]
+	for _, v := range state {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+	}
+	b = append(b, codes...)
+	if fact != nil {
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(fact)))
+		b = append(b, fact...)
+	} else {
+		b = binary.LittleEndian.AppendUint32(b, math.MaxUint32)
+	}
+	if a != nil {
+		b = append(b, byte(a.Type))
 		f32 := func(ok bool, vs ...float32) {
 			if !ok {
 				b = append(b, 0)
@@ -69,8 +86,21 @@ func episodeSum(m Meta, ep *Episode) uint32 {
 		f32(a.HasDelta, a.DX, a.DY)
 		b = binary.LittleEndian.AppendUint32(b, uint32(len(a.Payload)))
 		b = append(b, a.Payload...)
-		sum = crc32.Update(sum, castagnoli, b)
 	}
+	s.crc = crc32.Update(s.crc, castagnoli, b)
+	s.b = b
+}
+
+// final returns the checksum of the episode id of n observations under m,
+// and resets s.
+func (s *sumState) final(m Meta, id int64, n int) uint32 {
+	b := append(s.b[:0], byte(m.Content))
+	for _, v := range []int{m.Shape.Slots, m.Shape.Dim, m.Shape.Codes, n} {
+		b = binary.LittleEndian.AppendUint32(b, uint32(v))
+	}
+	b = binary.LittleEndian.AppendUint64(b, uint64(id))
+	sum := crc32.Update(s.crc, castagnoli, b)
+	*s = sumState{b: b[:0]}
 	return sum
 }
 

@@ -87,18 +87,28 @@ func (e *Episode) Validate(m Meta) error {
 
 func (e *Episode) validateObs(m Meta, t int) error {
 	if m.Content == Codes {
-		if got := len(e.Codes[t]); got != m.Shape.Codes {
-			return invalid(e.ID, t, "code vector has width %d, want %d", got, m.Shape.Codes)
-		}
-		return nil
+		return validCodes(m, e.ID, t, e.Codes[t])
 	}
-	s := e.States[t]
+	return validState(m, e.ID, t, e.States[t])
+}
+
+// validCodes checks the code vector of step t of episode id.
+func validCodes(m Meta, id int64, t int, z []uint8) error {
+	if got := len(z); got != m.Shape.Codes {
+		return invalid(id, t, "code vector has width %d, want %d", got, m.Shape.Codes)
+	}
+	return nil
+}
+
+// validState checks the state of step t of episode id: its width, and
+// finite values.
+func validState(m Meta, id int64, t int, s []float32) error {
 	if got := len(s); got != m.Shape.StateLen() {
-		return invalid(e.ID, t, "state has width %d, want %d (%v)", got, m.Shape.StateLen(), m.Shape)
+		return invalid(id, t, "state has width %d, want %d (%v)", got, m.Shape.StateLen(), m.Shape)
 	}
 	for i, v := range s {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return invalid(e.ID, t, "state value %g at slot %d channel %d", v, i/m.Shape.Dim, i%m.Shape.Dim)
+			return invalid(id, t, "state value %g at slot %d channel %d", v, i/m.Shape.Dim, i%m.Shape.Dim)
 		}
 	}
 	return nil

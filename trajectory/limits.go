@@ -23,6 +23,25 @@ type Option func(*readOptions) error
 
 type readOptions struct {
 	maxAlloc int64 // 0: DefaultMaxAlloc
+	quant    func(dst []uint8, state []float32) error
+	codes    int
+}
+
+// WithQuantize makes a Reader of a states file turn every state into codes
+// as it reads the state's row (q writes codes values into dst), so episodes
+// come back with Codes and no States: an episode of any length is never held
+// as states (64 KiB per default observation), only as codes. Each state is
+// validated and checksummed before q sees it; an error from q names the
+// episode and step. Meta still describes the file (content States). On a
+// codes file the option does nothing.
+func WithQuantize(codes int, q func(dst []uint8, state []float32) error) Option {
+	return func(o *readOptions) error {
+		if codes <= 0 || q == nil {
+			return fmt.Errorf("trajectory: WithQuantize(%d, ...): want a positive code count and a function", codes)
+		}
+		o.quant, o.codes = q, codes
+		return nil
+	}
 }
 
 // WithMaxAlloc caps any single buffer the Reader allocates while decoding at

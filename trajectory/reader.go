@@ -24,11 +24,16 @@ type Reader struct {
 	sums []uint32 // episode checksums, in file order; nil when the file has none
 	nEp  int      // episodes returned so far
 
-	rec  arrow.RecordBatch // current batch, owned by src
-	row  int               // next row of rec
-	cur  *Episode          // episode being assembled
-	seen map[int64]bool    // ids of completed episodes
-	err  error             // sticky
+	quant func(dst []uint8, state []float32) error // WithQuantize; nil: keep states
+	codes int                                      // codes per state for quant
+
+	rec     arrow.RecordBatch // current batch, owned by src
+	row     int               // next row of rec
+	cur     *Episode          // episode being assembled
+	curSum  sumState          // cur's checksum so far
+	doneSum uint32            // the checksum of the episode addRow just completed
+	seen    map[int64]bool    // ids of completed episodes
+	err     error             // sticky
 }
 
 // batchSource yields record batches until io.EOF. A batch is valid until the
@@ -117,7 +122,11 @@ func NewReader(ra io.ReaderAt, size int64, format Format, name string, opts ...O
 	} else if ok && sums == nil {
 		return nil, fmt.Errorf("trajectory: %s: %w: %w: the schema says the file carries episode checksums, but they are missing (the file is damaged or truncated)", name, ErrFormat, ErrChecksum)
 	}
-	return &Reader{name: name, format: format, meta: meta, cols: cols, src: src, sums: sums, seen: map[int64]bool{}}, nil
+	r = &Reader{name: name, format: format, meta: meta, cols: cols, src: src, sums: sums, seen: map[int64]bool{}}
+	if meta.Content == States {
+		r.quant, r.codes = o.quant, o.codes
+	}
+	return r, nil
 }
 
 // damaged turns a recovered panic into an error naming the file.
@@ -190,7 +199,7 @@ func (r *Reader) Next() (ep *Episode, err error) {
 			return nil, err
 		}
 		if done != nil {
-			return r.complete(done)
+			return r.complete(done, r.doneSum)
 		}
 	}
 }
@@ -201,7 +210,7 @@ func (r *Reader) finish() (*Episode, error) {
 	if r.cur != nil {
 		ep := r.cur
 		r.cur = nil
-		return r.complete(ep)
+		return r.complete(ep, r.curSum.final(r.meta, ep.ID, ep.Len()))
 	}
 	if r.sums != nil && r.nEp != len(r.sums) {
 		return nil, fmt.Errorf("trajectory: %s: %w: %w: the file ends after %d of its %d episodes", r.name, ErrFormat, ErrChecksum, r.nEp, len(r.sums))
@@ -209,14 +218,15 @@ func (r *Reader) finish() (*Episode, error) {
 	return nil, io.EOF
 }
 
-// complete checks a finished episode against its checksum.
-func (r *Reader) complete(ep *Episode) (*Episode, error) {
+// complete checks a finished episode, whose content gave the checksum got,
+// against the checksum its writer stored.
+func (r *Reader) complete(ep *Episode, got uint32) (*Episode, error) {
 	ep = padFacts(ep)
 	if r.sums != nil {
 		if r.nEp >= len(r.sums) {
 			return nil, fmt.Errorf("trajectory: %s: episode %d: %w: %w: the file has checksums for %d episodes, and this is episode %d", r.name, ep.ID, ErrFormat, ErrChecksum, len(r.sums), r.nEp+1)
 		}
-		if got, want := episodeSum(r.meta, ep), r.sums[r.nEp]; got != want {
+		if want := r.sums[r.nEp]; got != want {
 			return nil, fmt.Errorf("trajectory: %s: episode %d (episode %d in the file): %w: %w: content gives CRC-32C %08x, the writer stored %08x (the file is damaged)", r.name, ep.ID, r.nEp+1, ErrFormat, ErrChecksum, got, want)
 		}
 	}
@@ -251,6 +261,7 @@ func (r *Reader) addRow() (*Episode, error) {
 		done := r.cur
 		r.seen[done.ID] = true
 		r.cur = nil
+		r.doneSum = r.curSum.final(r.meta, done.ID, done.Len())
 		return padFacts(done), nil
 	}
 	if r.cur == nil {
@@ -277,44 +288,68 @@ func (r *Reader) addRow() (*Episode, error) {
 		return nil, invalid(id, step, "observation is null")
 	}
 	start, end := obs.ValueOffsets(i)
+	var state []float32
+	var codes []uint8
 	switch r.meta.Content {
 	case States:
-		vals := obs.ListValues().(*array.Float32).Float32Values()
-		ep.States = append(ep.States, append([]float32(nil), vals[start:end]...))
+		state = obs.ListValues().(*array.Float32).Float32Values()[start:end]
+		if err := validState(r.meta, id, step, state); err != nil {
+			return nil, err
+		}
 	case Codes:
-		vals := obs.ListValues().(*array.Uint8).Uint8Values()
-		ep.Codes = append(ep.Codes, append([]uint8(nil), vals[start:end]...))
-	}
-	if err := ep.validateObs(r.meta, step); err != nil {
-		return nil, err
+		codes = obs.ListValues().(*array.Uint8).Uint8Values()[start:end]
+		if err := validCodes(r.meta, id, step, codes); err != nil {
+			return nil, err
+		}
 	}
 
+	var fact []byte
 	if c.facts >= 0 {
 		fc := rec.Column(c.facts).(*array.String)
 		if !fc.IsNull(i) {
-			for len(ep.Facts) < step {
-				ep.Facts = append(ep.Facts, nil)
-			}
-			ep.Facts = append(ep.Facts, []byte(fc.Value(i)))
+			fact = []byte(fc.Value(i))
 		}
 	}
 
 	act := rec.Column(c.action).(*array.Uint8)
-	if step == 0 {
-		if act.IsValid(i) {
-			return nil, invalid(id, 0, "step 0 carries an action: the action count does not match (an action sits on the row of the state it leads to)")
+	var a *Action
+	if step == 0 && act.IsValid(i) {
+		return nil, invalid(id, 0, "step 0 carries an action: the action count does not match (an action sits on the row of the state it leads to)")
+	}
+	if step > 0 {
+		if act.IsNull(i) {
+			return nil, invalid(id, step, "no action leads to this observation: the action count does not match")
 		}
-		r.row++
-		return nil, nil
+		ra, err := readAction(rec, c, i)
+		if err != nil {
+			return nil, invalid(id, step, "%v", err)
+		}
+		a = &ra
 	}
-	if act.IsNull(i) {
-		return nil, invalid(id, step, "no action leads to this observation: the action count does not match")
+
+	// The row is valid: checksum it and keep it.
+	r.curSum.row(state, codes, fact, a)
+	switch {
+	case codes != nil:
+		ep.Codes = append(ep.Codes, append([]uint8(nil), codes...))
+	case r.quant != nil:
+		z := make([]uint8, r.codes)
+		if err := r.quant(z, state); err != nil {
+			return nil, fmt.Errorf("trajectory: %s: episode %d step %d: %w", r.name, id, step, err)
+		}
+		ep.Codes = append(ep.Codes, z)
+	default:
+		ep.States = append(ep.States, append([]float32(nil), state...))
 	}
-	a, err := readAction(rec, c, i)
-	if err != nil {
-		return nil, invalid(id, step, "%v", err)
+	if fact != nil {
+		for len(ep.Facts) < step {
+			ep.Facts = append(ep.Facts, nil)
+		}
+		ep.Facts = append(ep.Facts, fact)
 	}
-	ep.Actions = append(ep.Actions, a)
+	if a != nil {
+		ep.Actions = append(ep.Actions, *a)
+	}
 	r.row++
 	return nil, nil
 }
