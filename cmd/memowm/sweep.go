@@ -138,7 +138,11 @@ func measureCurve(train, eval string, presets []string, steps int, opqPath, dir 
 	for _, p := range presets {
 		p = strings.TrimSpace(p)
 		path := filepath.Join(dir, p+".mwb")
-		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		reuse, why := reusableBundle(path, p, steps)
+		if !reuse && why != "" && !quiet {
+			fmt.Fprintf(stderr, "sweep: not reusing %s: %s; training it again\n", path, why)
+		}
+		if !reuse {
 			start := time.Now()
 			if err := runFitWM(append([]string{"--in", train, "--opq", opqPath, "--preset", p, "--steps", fmt.Sprint(steps), "--out", path}, q...), io.Discard, stderr); err != nil {
 				return nil, fmt.Errorf("preset %s: %w", p, err)
@@ -215,4 +219,27 @@ func readCodesFrom(b *model.Bundle, path string) ([]*trajectory.Episode, error) 
 		ep.Facts = nil
 		eps = append(eps, ep)
 	}
+}
+
+// reusableBundle reports whether the bundle at path is a finished training
+// run of preset for steps steps, which a sweep may reuse; if not, why (""
+// when there is no file).
+func reusableBundle(path, preset string, steps int) (bool, string) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return false, ""
+	}
+	b, err := model.Load(path)
+	if err != nil {
+		return false, err.Error()
+	}
+	if got := b.Model.Config().Preset; got != preset {
+		return false, fmt.Sprintf("it holds preset %s", got)
+	}
+	if err := b.CheckTrained(); err != nil {
+		return false, err.Error()
+	}
+	if b.Training.TargetSteps != steps {
+		return false, fmt.Sprintf("it was trained for %d steps, the sweep asks %d", b.Training.TargetSteps, steps)
+	}
+	return true, ""
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memowm/memowm/model"
 )
 
 func TestSweep(t *testing.T) {
@@ -31,6 +33,37 @@ func TestSweep(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "b", "curve.csv")); err != nil || !strings.HasPrefix(string(b), "name,params,rate_bits_per_obs\ntiny,168440,") {
 		t.Fatalf("curve.csv %q %v", b, err)
+	}
+	// A bundle is reused only when it records a finished run of the same
+	// preset and steps: not after other steps, not after an interruption.
+	sweep := func(steps string) string {
+		t.Helper()
+		code, out, errs := memowm(t, "sweep", "--train", traj, "--eval", traj, "--presets", "tiny", "--steps", steps, "--out", filepath.Join(dir, "b"))
+		if code != 0 {
+			t.Fatalf("sweep --steps %s: %d\n%s%s", steps, code, out, errs)
+		}
+		return errs
+	}
+	if errs := sweep("3"); !strings.Contains(errs, "not reusing") || !strings.Contains(errs, "trained for 2 steps, the sweep asks 3") {
+		t.Fatalf("other steps reused: %s", errs)
+	}
+	if errs := sweep("3"); !strings.Contains(errs, "sweep: reusing") {
+		t.Fatalf("a finished run was not reused: %s", errs)
+	}
+	tiny := filepath.Join(dir, "b", "tiny.mwb")
+	b, err := model.Load(tiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Training == nil || !b.Training.Complete() || b.Training.Steps != 3 {
+		t.Fatalf("training record %v", b.Training)
+	}
+	b.Training = &model.Training{Steps: 1, TargetSteps: 3, Interrupted: true}
+	if err := b.Save(tiny); err != nil {
+		t.Fatal(err)
+	}
+	if errs := sweep("3"); !strings.Contains(errs, "not reusing") || !strings.Contains(errs, "interrupted at step 1 of 3") {
+		t.Fatalf("an interrupted run was reused: %s", errs)
 	}
 	if code, _, errs := memowm(t, "sweep", "--out", dir); code != 2 || !strings.Contains(errs, "either --curve") {
 		t.Fatalf("no input: %d %s", code, errs)

@@ -229,7 +229,10 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		return runErr
 	}
 	stop()
-	b := &model.Bundle{OPQ: q, Model: m, Profile: worldmodel.ProfileF32, Precision: prec, Policy: model.Policy{Kind: model.KeepAll}}
+	// The bundle records how far training went, so that an interrupted
+	// run's weights are never taken for a trained model.
+	b := &model.Bundle{OPQ: q, Model: m, Profile: worldmodel.ProfileF32, Precision: prec, Policy: model.Policy{Kind: model.KeepAll},
+		Training: &model.Training{Steps: tr.StepsDone(), TargetSteps: tc.Steps, Interrupted: runErr != nil}}
 	if err := b.Save(*out); err != nil {
 		return err
 	}
@@ -238,8 +241,8 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if runErr != nil {
-		fmt.Fprintf(stdout, "interrupted at step %d of %d: checkpoint %s (continue with --resume %s); bundle %s (%s) holds the weights so far\n",
-			tr.StepsDone(), tc.Steps, *ckpt, *ckpt, *out, humanBytes(st.Size()))
+		fmt.Fprintf(stdout, "interrupted at step %d of %d: checkpoint %s (continue with --resume %s); bundle %s (%s) holds the weights so far and records them as %s\n",
+			tr.StepsDone(), tc.Steps, *ckpt, *ckpt, *out, humanBytes(st.Size()), b.Training)
 		return runErr
 	}
 	fmt.Fprintf(stdout, "wrote %s (%s): world model %s, %d parameters, trained %d steps of batch %d on %d transitions; %s; precision %d\n",
