@@ -32,6 +32,7 @@ const (
 	metaDim     = "memowm.dim"
 	metaCodes   = "memowm.codes"
 	metaActions = "memowm.action_types"
+	metaQuant   = "memowm.quantizer"
 
 	formatName    = "memowm-trajectory"
 	formatVersion = "1"
@@ -45,12 +46,14 @@ func Schema(m Meta) *arrow.Schema {
 	if m.Content == Codes {
 		obs = arrow.Field{Name: ColCodes, Type: arrow.FixedSizeListOfNonNullable(int32(m.Shape.Codes), arrow.PrimitiveTypes.Uint8)}
 	}
-	md := arrow.NewMetadata(
-		[]string{metaFormat, metaVersion, metaContent, metaSlots, metaDim, metaCodes, metaActions},
-		[]string{formatName, formatVersion, m.Content.String(),
-			strconv.Itoa(m.Shape.Slots), strconv.Itoa(m.Shape.Dim), strconv.Itoa(m.Shape.Codes),
-			strings.Join(ActionTypeNames(), ",")},
-	)
+	keys := []string{metaFormat, metaVersion, metaContent, metaSlots, metaDim, metaCodes, metaActions}
+	vals := []string{formatName, formatVersion, m.Content.String(),
+		strconv.Itoa(m.Shape.Slots), strconv.Itoa(m.Shape.Dim), strconv.Itoa(m.Shape.Codes),
+		strings.Join(ActionTypeNames(), ",")}
+	if m.Quantizer != "" {
+		keys, vals = append(keys, metaQuant), append(vals, m.Quantizer)
+	}
+	md := arrow.NewMetadata(keys, vals)
 	return arrow.NewSchema([]arrow.Field{
 		{Name: ColEpisode, Type: arrow.PrimitiveTypes.Int64},
 		{Name: ColStep, Type: arrow.PrimitiveTypes.Int32},
@@ -167,6 +170,7 @@ func metaFromSchema(s *arrow.Schema) (Meta, columns, error) {
 	default:
 		return m, c, fmt.Errorf("trajectory: %w: neither a %q nor a %q column", ErrFormat, ColState, ColCodes)
 	}
+	m.Quantizer, _ = md.GetValue(metaQuant)
 	if err := m.Validate(); err != nil {
 		return m, c, fmt.Errorf("%w (%w)", err, ErrFormat)
 	}

@@ -67,6 +67,10 @@ func ParseContent(s string) (Content, error) {
 type Meta struct {
 	Shape   Shape
 	Content Content
+	// Quantizer names the quantizer that made a codes file's codes (its
+	// Digest, hex); "" when unknown (states files, files from other tools or
+	// from memowm before it was recorded). Stored as memowm.quantizer.
+	Quantizer string
 }
 
 // Validate checks the shape and the content kind.
@@ -76,6 +80,12 @@ func (m Meta) Validate() error {
 	}
 	if m.Content != States && m.Content != Codes {
 		return fmt.Errorf("trajectory: %v is not a valid content kind", m.Content)
+	}
+	if m.Quantizer != "" && m.Content != Codes {
+		return fmt.Errorf("trajectory: a %v file names a quantizer: only codes come from one", m.Content)
+	}
+	if len(m.Quantizer) > 128 {
+		return fmt.Errorf("trajectory: quantizer name of %d bytes, at most 128", len(m.Quantizer))
 	}
 	return nil
 }

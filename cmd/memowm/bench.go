@@ -42,6 +42,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnUntrained(stderr, "bench", *bundlePath, b)
 	eps, err := readCodesFrom(b, *in)
 	if err != nil {
 		return err

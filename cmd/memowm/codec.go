@@ -82,7 +82,8 @@ func runFitBundle(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	b := &model.Bundle{OPQ: q, Model: m, Profile: worldmodel.ProfileF32, Precision: *prec, Policy: model.Policy{Kind: model.KeepAll}}
+	b := &model.Bundle{OPQ: q, Model: m, Profile: worldmodel.ProfileF32, Precision: *prec, Policy: model.Policy{Kind: model.KeepAll},
+		Training: &model.Training{}}
 	if err := b.Save(*out); err != nil {
 		return err
 	}
@@ -93,7 +94,18 @@ func runFitBundle(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "wrote %s (%s): OPQ %v, %d codewords; world model %s, %d parameters (random init, seed %d); %s; precision %d\n",
 		*out, humanBytes(st.Size()), q.Shape(), q.Codewords(), cfg.Preset, cfg.NumParams(), *seed, b.Policy, b.Precision)
 	fmt.Fprintf(stdout, "bundle sha256 %s\n", b.HashString())
+	fmt.Fprintf(stderr, "fit: warning: the world model in %s is UNTRAINED (random initialisation): its predictions are noise and memory files coded with it are large; train one with 'memowm fit --stage wm --in TRAIN --out BUNDLE'\n", *out)
 	return nil
+}
+
+// warnUntrained warns on stderr when the bundle at path records that its
+// world model is not fully trained (a random initialisation, an interrupted
+// run): its rates say little about memowm. A bundle without a record (from
+// before bundles kept one) gets no warning; inspect says so.
+func warnUntrained(stderr io.Writer, verb, path string, b *model.Bundle) {
+	if err := b.CheckTrained(); errors.Is(err, model.ErrUntrained) {
+		fmt.Fprintf(stderr, "%s: warning: %s: %s\n", verb, path, b.Training)
+	}
 }
 
 // loadBundle loads a bundle and a CPU predictor for it.
@@ -156,6 +168,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnUntrained(stderr, "encode", *bundlePath, b)
 	watchOutputs(stderr, "encode", *out)
 	policy := b.Policy
 	switch {
@@ -572,6 +585,7 @@ func inspectBundle(path string, asJSON bool, stdout io.Writer) error {
 		return e.Encode(map[string]any{
 			"path": path, "kind": "bundle", "version": model.Version, "size_bytes": st.Size(), "sha256": b.HashString(),
 			"profile": b.Profile, "precision": b.Precision, "policy": b.Policy, "reader": b.Reader != nil,
+			"training": b.Training, "trained": b.Training.Complete(),
 			"opq":         map[string]any{"shape": b.OPQ.Shape(), "codewords": b.OPQ.Codewords(), "books": b.OPQ.Books(), "info": b.OPQ.Info()},
 			"world_model": map[string]any{"config": cfg, "params": cfg.NumParams()},
 		})
@@ -583,6 +597,7 @@ func inspectBundle(path string, asJSON bool, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "world model   %s: %d layers, width %d, %d heads, MLP %d, window %d; %d parameters\n",
 		cfg.Preset, cfg.Layers, cfg.Width(), cfg.Heads, cfg.MLP, cfg.MaxHistory, cfg.NumParams())
 	fmt.Fprintf(stdout, "coding        profile %s, precision %d, policy %s\n", b.Profile, b.Precision, b.Policy)
+	fmt.Fprintf(stdout, "training      %s\n", b.Training)
 	if b.Reader != nil {
 		slots, dim := b.Reader.Shape()
 		fmt.Fprintf(stdout, "reader        %s, %d parameters, reads %dx%d states\n", b.Reader.Name(), b.Reader.NumParams(), slots, dim)

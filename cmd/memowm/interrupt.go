@@ -41,9 +41,6 @@ var signals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 // runMain is main without the exit: run under the interrupt handler.
 func runMain(args []string, stdout, stderr io.Writer) int {
-	if ownsSignals(args) {
-		return run(args, stdout, stderr)
-	}
 	stop := handleInterrupts(verbOf(args), stderr)
 	defer stop()
 	status := run(args, stdout, stderr)
@@ -55,21 +52,6 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
-// ownsSignals reports whether the verb in args handles SIGINT itself
-// (train.go's signal.NotifyContext): fit --stage wm|all and sweep.
-func ownsSignals(args []string) bool {
-	if len(args) == 0 {
-		return false
-	}
-	switch args[0] {
-	case "sweep":
-		return true
-	case "fit":
-		stage, _ := stageArg(args[1:])
-		return stage == "wm" || stage == "all"
-	}
-	return false
-}
 
 // verbOf is the verb's name for messages ("fit opq", "record tty").
 func verbOf(args []string) string {

@@ -403,3 +403,33 @@ func TestInterruptBench(t *testing.T) {
 		t.Errorf("left %s", ents[0].Name())
 	}
 }
+
+// TestInterruptTraining: an interrupt stops fit --stage wm at a step; the
+// checkpoint and the bundle so far are kept, the bundle records the run as
+// interrupted (so sweep will not reuse it), and the status is 130.
+func TestInterruptTraining(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains until interrupted")
+	}
+	dir := t.TempDir()
+	traj, out := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "m.mwb")
+	if code, _, errs := memowm(t, "sim", "--episodes", "8", "--steps", "12", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, errs := interruptChild(t, syscall.SIGINT, func(s string) bool { return strings.Contains(s, "fit wm: step ") },
+		"fit", "--stage", "wm", "--in", traj, "--out", out, "--preset", "tiny", "--steps", "100000")
+	if code != 130 || !strings.Contains(errs, "interrupted at step") {
+		t.Fatalf("status %d\n%s", code, errs)
+	}
+	for _, f := range []string{out, out + ".ckpt"} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	if code, o, _ := memowm(t, "inspect", out); code != 0 || !strings.Contains(o, "interrupted at step") {
+		t.Fatalf("inspect: %d %s", code, o)
+	}
+	if len(atomicfile.Leftovers(out)) != 0 {
+		t.Fatal("a temporary file is left")
+	}
+}

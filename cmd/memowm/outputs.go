@@ -23,6 +23,7 @@ const (
 	outBundle                    // .mwb
 	outOPQ                       // .opq
 	outWeights                   // a world model's weights: any extension the others do not take
+	outStage                     // a fit stage's bundle: .mwb or, as fit --stage all's intermediates, any extension the others do not take
 )
 
 // kindExt is each kind's extension and name.
@@ -47,14 +48,18 @@ func checkOutput(path string, kind outKind, inputs ...input) error {
 		if _, err := trajectory.FormatOf(path); err != nil {
 			return usagef("--out %s: unknown extension %q: a trajectory file is named .arrow, .parquet or .npy", path, filepath.Ext(path))
 		}
-	case outWeights:
+	case outWeights, outStage:
+		what, own := "a weights file", outKind(-1)
+		if kind == outStage {
+			what, own = "a model bundle", outBundle
+		}
 		for k, e := range kindExt {
-			if ext == e.ext && k != kind {
-				return usagef("--out %s: %s is the extension of %s, not of a weights file", path, e.ext, e.name)
+			if ext == e.ext && k != own {
+				return usagef("--out %s: %s is the extension of %s, not of %s", path, e.ext, e.name, what)
 			}
 		}
 		if _, err := trajectory.FormatOf(path); err == nil {
-			return usagef("--out %s: %s is the extension of a trajectory file, not of a weights file", path, filepath.Ext(path))
+			return usagef("--out %s: %s is the extension of a trajectory file, not of %s", path, filepath.Ext(path), what)
 		}
 	default:
 		if e := kindExt[kind]; ext != e.ext {

@@ -102,7 +102,9 @@ func (sf *stageFlags) check(fs *flag.FlagSet, args []string) error {
 	if *sf.bundle == "" || *sf.in == "" || *sf.out == "" {
 		return usagef("--model BUNDLE, --in TRAJ and --out BUNDLE are required")
 	}
-	return nil
+	// --out may be --model (the stage updates the bundle in place), never
+	// the trajectories.
+	return checkOutput(*sf.out, outStage, input{"--in", *sf.in})
 }
 
 func runFitReader(args []string, stdout, stderr io.Writer) error {
@@ -119,6 +121,7 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnUntrained(stderr, "fit", *sf.bundle, b)
 	data, err := loadCalib(b, *sf.in)
 	if err != nil {
 		return err
@@ -210,6 +213,7 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnUntrained(stderr, "fit", *sf.bundle, b)
 	if b.Reader == nil {
 		return fmt.Errorf("%s has no reader: run 'memowm fit --stage reader' first", *sf.bundle)
 	}
@@ -475,6 +479,7 @@ func runFitLambda(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnUntrained(stderr, "fit", *sf.bundle, b)
 	if b.Reader == nil || b.Policy.Kind != model.Risk {
 		return fmt.Errorf("%s needs a reader and a risk policy: run the reader and risk stages first", *sf.bundle)
 	}

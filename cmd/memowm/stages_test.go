@@ -79,6 +79,19 @@ func TestStagesAndBench(t *testing.T) {
 	if code, _, errs := memowm(t, "fit", "--stage", "risk", "--model", b1, "--in", traj, "--out", filepath.Join(dir, "x.mwb"), "--prior", "nope"); code != 2 || !strings.Contains(errs, "--prior") {
 		t.Fatalf("--prior nope: %d %s", code, errs)
 	}
+	// Slips: a stage's output over its trajectories, or named as another kind.
+	for _, o := range []string{traj, filepath.Join(dir, "x.mwm")} {
+		if code, _, errs := memowm(t, "fit", "--stage", "reader", "--model", b0, "--in", traj, "--out", o); code != 2 || !strings.Contains(errs, "--out") {
+			t.Fatalf("--out %s: %d %s", o, code, errs)
+		}
+	}
+	// The random-initialisation bundle is said to be untrained, loudly.
+	if code, out, errs := memowm(t, "inspect", b0); code != 0 || !strings.Contains(out, "untrained (random initialisation)") {
+		t.Fatalf("inspect b0: %d %s %s", code, out, errs)
+	}
+	if code, _, errs := memowm(t, "fit", "--stage", "reader", "--model", b0, "--in", traj, "--out", filepath.Join(dir, "r0.mwb"), "--epochs", "1", "--quiet"); code != 0 || !strings.Contains(errs, "warning") || !strings.Contains(errs, "untrained") {
+		t.Fatalf("a stage on an untrained bundle: %d %s", code, errs)
+	}
 	// Errors: a stage without its prerequisites.
 	if code, _, errs := memowm(t, "fit", "--stage", "risk", "--model", b0, "--in", traj, "--out", filepath.Join(dir, "x.mwb")); code != 1 || !strings.Contains(errs, "has no reader") {
 		t.Fatalf("risk without a reader: %d %s", code, errs)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"time"
 
 	"github.com/memowm/memowm/entropy"
@@ -190,7 +189,10 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	if *evalEvery == 0 {
 		*evalEvery = max(1, tc.Steps/10)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// The first interrupt stops training (the checkpoint and the bundle
+	// so far are saved below); a second one ends the process and removes
+	// any temporary file in flight.
+	ctx, stop := interruptContext()
 	defer stop()
 	var lastEval *worldmodel.EvalStats
 	var last worldmodel.Progress
