@@ -52,7 +52,6 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	return status
 }
 
-
 // verbOf is the verb's name for messages ("fit opq", "record tty").
 func verbOf(args []string) string {
 	if len(args) == 0 {
