@@ -191,3 +191,25 @@ func FuzzReadResealed(f *testing.F) {
 		_ = enc.EncodeBatch(codes, rec)
 	})
 }
+
+// TestDigest: a quantizer keeps its digest through a file; another one has
+// another digest.
+func TestDigest(t *testing.T) {
+	cfg := smallConfig()
+	cfg.Codewords, cfg.Shape.Dim = 4, 8
+	q := mustFit(t, synth(30, cfg.Shape, 1), cfg)
+	path := filepath.Join(t.TempDir(), "q.opq")
+	if err := q.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := q.Digest(); len(d) != 64 || d != back.Digest() {
+		t.Fatalf("digest %q, after a round trip %q", d, back.Digest())
+	}
+	if mustFit(t, synth(30, cfg.Shape, 2), cfg).Digest() == q.Digest() {
+		t.Fatal("two quantizers share a digest")
+	}
+}

@@ -187,15 +187,13 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	case !math.IsNaN(*lambda):
 		policy = b.Policy.WithLambda(calib.Q32(*lambda))
 	}
-	r, err := trajectory.Open(*in)
+	// States are quantized as they are read: memory holds codes, not
+	// states, whatever the episodes' lengths.
+	r, err := openCodes(b, *in)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	meta := r.Meta()
-	if meta.Content == trajectory.States && meta.Shape != b.OPQ.Shape() {
-		return fmt.Errorf("%s holds %v states, but the bundle's quantizer takes %v", *in, meta.Shape, b.OPQ.Shape())
-	}
 	mix := *prior == "mix" || *prior == "auto" && (policy.Lossless() || policy.CalibratedOnMix()) && !*slotRepeat
 	if riskLossy := policy.Kind == model.Risk && !policy.Lossless(); riskLossy && mix != policy.CalibratedOnMix() {
 		if mix {
@@ -415,7 +413,11 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 	if *what == "states" {
 		content = trajectory.States
 	}
-	w, err := trajectory.Create(*out, trajectory.Meta{Shape: b.OPQ.Shape(), Content: content})
+	meta := trajectory.Meta{Shape: b.OPQ.Shape(), Content: content}
+	if content == trajectory.Codes {
+		meta.Quantizer = b.OPQ.Digest()
+	}
+	w, err := trajectory.Create(*out, meta)
 	if err != nil {
 		return err
 	}

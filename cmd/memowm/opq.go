@@ -240,7 +240,7 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	if meta.Shape != q.Shape() {
 		return fmt.Errorf("%s holds %v states, but %s quantizes %v", *in, meta.Shape, *opqPath, q.Shape())
 	}
-	w, err := trajectory.Create(*out, trajectory.Meta{Shape: q.Shape(), Content: trajectory.Codes})
+	w, err := trajectory.Create(*out, trajectory.Meta{Shape: q.Shape(), Content: trajectory.Codes, Quantizer: q.Digest()})
 	if err != nil {
 		return err
 	}

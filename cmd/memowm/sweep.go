@@ -193,15 +193,11 @@ func measureCurve(train, eval string, presets []string, steps int, opqPath, dir 
 // readCodesFrom reads every episode of path as codes (states go through b's
 // quantizer, whose shape they must have), without their facts.
 func readCodesFrom(b *model.Bundle, path string) ([]*trajectory.Episode, error) {
-	r, err := trajectory.Open(path)
+	r, err := openCodes(b, path)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	if m := r.Meta(); m.Content == trajectory.States && m.Shape != b.OPQ.Shape() {
-		return nil, fmt.Errorf("%s holds %v states, but the bundle's quantizer takes %v", path, m.Shape, b.OPQ.Shape())
-	}
-	enc := b.OPQ.NewEncoder()
 	var eps []*trajectory.Episode
 	for {
 		ep, err := r.Next()
@@ -211,14 +207,36 @@ func readCodesFrom(b *model.Bundle, path string) ([]*trajectory.Episode, error) 
 		if err != nil {
 			return nil, err
 		}
-		if ep.States != nil {
-			if ep, err = quantizeEpisode(enc, b.OPQ, ep); err != nil {
-				return nil, err
-			}
-		}
 		ep.Facts = nil
 		eps = append(eps, ep)
 	}
+}
+
+// openCodes opens trajectories at path for b: a states file is quantized
+// through b's quantizer as it is read (an episode is never held as states),
+// a codes file must have b's width and, when it names its quantizer, be
+// b's quantizer's codes.
+func openCodes(b *model.Bundle, path string) (*trajectory.Reader, error) {
+	q := b.OPQ
+	enc := q.NewEncoder()
+	r, err := trajectory.Open(path, trajectory.WithQuantize(q.Shape().Codes, enc.EncodeBatch))
+	if err != nil {
+		return nil, err
+	}
+	m := r.Meta()
+	switch {
+	case m.Content == trajectory.States && m.Shape != q.Shape():
+		err = fmt.Errorf("%s holds %v states, but the bundle's quantizer takes %v", path, m.Shape, q.Shape())
+	case m.Content == trajectory.Codes && m.Shape.Codes != q.Shape().Codes:
+		err = fmt.Errorf("%s holds %d codes per observation, but the bundle's quantizer makes %d", path, m.Shape.Codes, q.Shape().Codes)
+	case m.Content == trajectory.Codes && m.Quantizer != "" && m.Quantizer != q.Digest():
+		err = fmt.Errorf("%s holds codes of quantizer %.12s, but the bundle's quantizer is %.12s: codes mean nothing through other codebooks (quantize the states with the bundle's quantizer)", path, m.Quantizer, q.Digest())
+	}
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
 }
 
 // reusableBundle reports whether the bundle at path is a finished training

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCodesNameTheirQuantizer: a codes file records the quantizer that made
+// it, and a bundle with another quantizer refuses it; the bundle's own
+// quantizer, and a decode to codes, pass.
+func TestCodesNameTheirQuantizer(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	steps := [][]string{
+		{"sim", "--episodes", "8", "--steps", "12", "--dim", "32", "--out", p("t.arrow"), "--quiet"},
+		{"fit", "opq", "--in", p("t.arrow"), "--out", p("a.opq"), "--codewords", "16", "--seed", "1", "--quiet"},
+		{"fit", "opq", "--in", p("t.arrow"), "--out", p("b.opq"), "--codewords", "16", "--seed", "2", "--quiet"},
+		{"fit", "--opq", p("a.opq"), "--out", p("a.mwb"), "--preset", "tiny"},
+		{"fit", "--opq", p("b.opq"), "--out", p("b.mwb"), "--preset", "tiny"},
+		{"quantize", "--opq", p("a.opq"), "--in", p("t.arrow"), "--out", p("c.arrow"), "--quiet"},
+		{"encode", "--model", p("a.mwb"), "--in", p("c.arrow"), "--out", p("a.mwm"), "--quiet"},
+		{"decode", "--model", p("a.mwb"), "--in", p("a.mwm"), "--out", p("d.arrow")},
+		{"encode", "--model", p("a.mwb"), "--in", p("d.arrow"), "--out", p("d.mwm"), "--quiet"},
+	}
+	for _, s := range steps {
+		if code, out, errs := memowm(t, s...); code != 0 {
+			t.Fatalf("%v: %d\n%s%s", s, code, out, errs)
+		}
+	}
+	for _, in := range []string{"c.arrow", "d.arrow"} {
+		code, _, errs := memowm(t, "encode", "--model", p("b.mwb"), "--in", p(in), "--out", p("x.mwm"), "--quiet")
+		if code == 0 || !strings.Contains(errs, "holds codes of quantizer") {
+			t.Fatalf("%s through another quantizer: %d %s", in, code, errs)
+		}
+	}
+}
