@@ -76,6 +76,7 @@ func runFitBundle(args []string, stdout, stderr io.Writer) error {
 		if q, err = opq.Fit(states, ocfg); err != nil {
 			return err
 		}
+		printOPQWarnings(stderr, "fit", q)
 	}
 	cfg.Slots, cfg.Subspaces, cfg.Codewords = q.Shape().Slots, q.Subspaces(), q.Codewords()
 	m, err := worldmodel.New(cfg, *seed)

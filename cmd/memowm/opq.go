@@ -101,6 +101,14 @@ func runFitOPQ(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s holds %v states: %w", *in, meta.Shape, err)
 	}
 	logf("fit opq: %d states of %v from %s (%.1f s)\n", len(states), meta.Shape, *in, time.Since(start).Seconds())
+	var held [][]float32
+	if *evalPath != "" {
+		// Read before the fit: the quantizer file records its held-out R^2.
+		if held, _, err = readStates(*evalPath, func(string, ...any) {}); err != nil {
+			return err
+		}
+		cfg.HeldOut = held
+	}
 	cfg.Progress = fitProgress(logf, time.Now())
 	fitStart := time.Now()
 	q, err := opq.Fit(states, cfg)
@@ -108,6 +116,7 @@ func runFitOPQ(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fitTime := time.Since(fitStart)
+	printOPQWarnings(stderr, "fit opq", q)
 	if err := q.Save(*out); err != nil {
 		return err
 	}
@@ -124,10 +133,6 @@ func runFitOPQ(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "train    %v (the first %d training states)\n", train, train.States)
 	if *evalPath != "" {
-		held, _, err := readStates(*evalPath, func(string, ...any) {})
-		if err != nil {
-			return err
-		}
 		qe, err := q.Evaluate(held)
 		if err != nil {
 			return fmt.Errorf("%s: %w", *evalPath, err)
@@ -337,6 +342,7 @@ func inspectOPQ(path string, asJSON bool, stdout io.Writer) error {
 			"round_iterations": info.RoundIterations, "max_points_per_centroid": info.MaxPointsPerCentroid,
 			"rotation_states": info.RotationStates, "std_floor": info.StdFloor, "seed": info.Seed,
 			"train_states": info.TrainStates, "distortion": info.Distortion,
+			"points_per_centroid": q.PointsPerCentroid(), "held_out": heldOutJSON(q), "warnings": q.Warnings(),
 		})
 	}
 	books := "one per (slot, subspace)"
@@ -358,6 +364,31 @@ func inspectOPQ(path string, asJSON bool, stdout io.Writer) error {
 			info.Rounds, info.RoundIterations, info.RotationStates)
 	}
 	fmt.Fprintf(stdout, "k-means       %d iterations, at most %d points per centroid, seed %d\n", info.Iterations, info.MaxPointsPerCentroid, info.Seed)
-	fmt.Fprintf(stdout, "training      %d states, distortion %.4f per standardised value\n", info.TrainStates, info.Distortion)
+	fmt.Fprintf(stdout, "training      %d states, distortion %.4f per standardised value, %.1f points per centroid\n", info.TrainStates, info.Distortion, q.PointsPerCentroid())
+	if r2, n, ok := q.HeldOut(); ok {
+		fmt.Fprintf(stdout, "held-out      R^2 %.4f over %d states (measured when it was fitted)\n", r2, n)
+	} else {
+		fmt.Fprintf(stdout, "held-out      not measured (fit opq --eval HELD records it)\n")
+	}
+	for _, w := range q.Warnings() {
+		fmt.Fprintf(stdout, "warning       %s\n", w)
+	}
 	return nil
+}
+
+// heldOutJSON is the quantizer's recorded held-out quality, or nil.
+func heldOutJSON(q *opq.Quantizer) any {
+	r2, n, ok := q.HeldOut()
+	if !ok {
+		return nil
+	}
+	return map[string]any{"r2": r2, "states": n}
+}
+
+// printOPQWarnings prints what q says it cannot be trusted with (too few
+// points per centroid, a rotation from too few vectors) on stderr.
+func printOPQWarnings(stderr io.Writer, verb string, q *opq.Quantizer) {
+	for _, w := range q.Warnings() {
+		fmt.Fprintf(stderr, "%s: warning: %s\n", verb, w)
+	}
 }

@@ -105,6 +105,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		if q, err = opq.Fit(states, ocfg); err != nil {
 			return err
 		}
+		printOPQWarnings(stderr, "fit wm", q)
 	}
 	t0 := time.Now()
 	train, err := readSequences(*in, q)
