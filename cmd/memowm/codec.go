@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/memowm/memowm/calib"
@@ -505,6 +506,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	n := len(r.Episodes())
 	obs := 0
 	start := time.Now()
+	var damaged []string
 	for lo := 0; lo < n; lo += *batch {
 		which := make([]int, 0, *batch)
 		for i := lo; i < min(n, lo+*batch); i++ {
@@ -512,11 +514,25 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		}
 		eps, err := r.Decode(p, which)
 		if err != nil {
-			return err
+			// Episodes decode alone: find every damaged one of the batch.
+			eps = eps[:0]
+			for _, i := range which {
+				ep, err := r.Decode(p, []int{i})
+				if err != nil {
+					fmt.Fprintf(stderr, "verify: %v\n", err)
+					damaged = append(damaged, fmt.Sprint(r.Episodes()[i].ID))
+					continue
+				}
+				eps = append(eps, ep...)
+			}
 		}
 		for _, ep := range eps {
 			obs += ep.Len()
 		}
+	}
+	if len(damaged) > 0 {
+		return fmt.Errorf("%s: %d of %d episodes damaged (ids %s); the other %d (%d observations) are intact",
+			pos[0], len(damaged), n, strings.Join(damaged, ", "), n-len(damaged), obs)
 	}
 	fmt.Fprintf(stdout, "%s: %d episodes, %d observations intact (decoded in %.1f s, %.1f obs/s)\n",
 		pos[0], n, obs, time.Since(start).Seconds(), float64(obs)/time.Since(start).Seconds())

@@ -187,6 +187,19 @@ func TestCodecErrors(t *testing.T) {
 	data, _ := os.ReadFile(mem)
 	data[len(data)/2] ^= 4
 	os.WriteFile(damaged, data, 0o644)
+	// Verify lists every damaged episode, not the first: damage two of the
+	// four episodes' sections (three flips).
+	multi := filepath.Join(dir, "m3.mwm")
+	d3 := bytes.Clone(data)
+	d3[len(data)/2] ^= 4 // as damaged above
+	for _, f := range []float64{0.3, 0.8} {
+		d3[int(f*float64(len(d3)))] ^= 1
+	}
+	os.WriteFile(multi, d3, 0o644)
+	if code, _, errs := memowm(t, "verify", "--model", b1, multi); code != 1 || strings.Count(errs, "verify: codec: ") != 2 ||
+		!strings.Contains(errs, "2 of 4 episodes damaged (ids 1, 3)") || !strings.Contains(errs, "the other 2 (42 observations) are intact") {
+		t.Fatalf("verify of two damaged episodes: %d\n%s", code, errs)
+	}
 	cases := []struct {
 		args []string
 		code int
