@@ -152,7 +152,7 @@ func (p Policy) String() string {
 		return fmt.Sprintf("%s (keep when H >= %.4f bit)", MinEntropy, float64(p.MinEntropyQ16)/65536)
 	case Risk:
 		if p.LambdaQ32 == 0 {
-			return "risk, lambda 0 (lossless)"
+			return "risk, lambda 0 (lossless codes)"
 		}
 		on := ""
 		if p.Prior == PriorMix {
@@ -160,5 +160,5 @@ func (p Policy) String() string {
 		}
 		return fmt.Sprintf("risk (keep when g(H) V >= %.4g H%s)", float64(p.LambdaQ32)/(1<<32), on)
 	}
-	return KeepAll + " (lossless)"
+	return KeepAll + " (lossless codes)"
 }

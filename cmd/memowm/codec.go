@@ -134,7 +134,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	bundlePath := fs.String("model", "", "model bundle (required)")
 	in := fs.String("in", "", "trajectories (required)")
 	out := fs.String("out", "", "memory file to write (required)")
-	lambda := fs.Float64("lambda", math.NaN(), "retention lambda; 0 keeps every coordinate (lossless). Default: the bundle's policy")
+	lambda := fs.Float64("lambda", math.NaN(), "retention lambda; 0 keeps every coordinate (lossless codes: the quantized states come back exactly, not the states). Default: the bundle's policy")
 	minH := fs.Float64("min-entropy", 0, "omit coordinates whose predictive entropy is below this many bits (the Uncertainty baseline; 0: off)")
 	slotRepeat := fs.Bool("slot-repeat", false, "code one repeat flag per slot before each state: a slot equal to the previous\nreconstruction is copied without the model (pays on recorded screens)")
 	prior := fs.String("prior", "auto", "the prior states are coded under: mix (the world model mixed with adaptive\ncontext models and long-range copy; with --min-entropy the rule reads the\nmixed distribution), wm (the world model's table alone), or auto (mix when the\npolicy is lossless or a risk policy calibrated on the mix, and --slot-repeat\nis not given; else wm)")
