@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"github.com/memowm/memowm/model"
@@ -161,7 +162,7 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 				out[i].stats.Recovered += uint64(mx.recovered)
 				out[i].stats.Repeated += uint64(mx.repeated)
 				out[i].stats.Coords += uint64(J)
-				loops[i].recon = append(loops[i].recon, rec)
+				loops[i].recon = append(loops[i].recon, sameOr(rec, z))
 				continue
 			}
 			rp := reps[i]
@@ -210,7 +211,7 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 				rec[j] = z[j]
 			}
 			out[i].stats.Coords += uint64(J)
-			loops[i].recon = append(loops[i].recon, rec)
+			loops[i].recon = append(loops[i].recon, sameOr(rec, z))
 		}
 	}
 	for i, ep := range eps {
@@ -276,4 +277,14 @@ func SimulateWith(p worldmodel.Predictor, keep Keeper, eps []*trajectory.Episode
 		stats[i] = enc[i].stats
 	}
 	return stats, nil
+}
+
+// sameOr returns z when the reconstruction rec equals it, so that a state
+// coded exactly (every lossless one) is held once, not twice: the loop only
+// reads its history, and the caller's codes are not changed.
+func sameOr(rec, z []uint8) []uint8 {
+	if bytes.Equal(rec, z) {
+		return z
+	}
+	return rec
 }

@@ -115,7 +115,7 @@ type EpisodeStats struct {
 	Recovered    uint64  `json:"recovered"`   // omitted coordinates whose fill equals the true code
 	Repeated     uint64  `json:"repeated"`    // kept coordinates copied by a slot repeat flag (SlotRepeat)
 
-	Recon [][]uint8 `json:"-"` // z~_0..z~_T, with Writer.KeepRecon
+	Recon [][]uint8 `json:"-"` // z~_0..z~_T, with Writer.KeepRecon (a state equal to the input shares its slice: read only)
 }
 
 // Write codes the episodes (codes content) as one predictor batch and

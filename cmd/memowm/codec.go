@@ -244,6 +244,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
+		ep.Facts = nil // a memory file stores codes and actions, not facts
 		pending = append(pending, ep)
 		if len(pending) == *batch {
 			if err := flush(); err != nil {
