@@ -52,4 +52,10 @@
 //     and renames them with the trajectory; a failure leaves neither under its
 //     final name, and a Writer without questions removes a stale questions file
 //     beside its final name.
+//   - The checksum is computed row by row in reading order, so a Reader checks
+//     an episode it never holds whole: WithQuantize turns each state into codes
+//     as its row is read (after validation and checksumming), and the episode
+//     comes back with Codes only.
+//   - A codes file may name the quantizer that made it (Meta.Quantizer, schema
+//     key memowm.quantizer); only codes files do.
 package trajectory
