@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,6 +28,20 @@ func TestCodesNameTheirQuantizer(t *testing.T) {
 		if code, out, errs := memowm(t, s...); code != 0 {
 			t.Fatalf("%v: %d\n%s%s", s, code, out, errs)
 		}
+	}
+	// quantize renames the questions into place with the codes, and a stale
+	// questions file beside --out goes when the input has none.
+	if _, err := os.Stat(p("c.arrow.questions.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(p("t.arrow"))
+	os.WriteFile(p("n.arrow"), data, 0o644)
+	os.WriteFile(p("q.arrow.questions.jsonl"), []byte("stale\n"), 0o644)
+	if code, out, errs := memowm(t, "quantize", "--opq", p("a.opq"), "--in", p("n.arrow"), "--out", p("q.arrow"), "--quiet"); code != 0 || !strings.Contains(out, "no questions file") {
+		t.Fatalf("quantize without questions: %d %s %s", code, out, errs)
+	}
+	if _, err := os.Stat(p("q.arrow.questions.jsonl")); !os.IsNotExist(err) {
+		t.Fatalf("a stale questions file is left beside the codes: %v", err)
 	}
 	for _, in := range []string{"c.arrow", "d.arrow"} {
 		code, _, errs := memowm(t, "encode", "--model", p("b.mwb"), "--in", p(in), "--out", p("x.mwm"), "--quiet")

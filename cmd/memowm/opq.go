@@ -299,16 +299,18 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "quantize: %d episodes, %d states (%.1f s)\n", eps, obs, time.Since(start).Seconds())
 		}
 	}
-	if err := w.Close(); err != nil {
-		return err
-	}
+	// The questions are renamed into place with the codes (or a stale
+	// questions file beside --out is removed).
 	qs := "no questions file"
 	if questions, err := trajectory.ReadQuestions(trajectory.QuestionsPath(*in)); err == nil {
-		if err := trajectory.WriteQuestions(trajectory.QuestionsPath(*out), questions); err != nil {
+		if err := w.SetQuestions(questions); err != nil {
 			return err
 		}
 		qs = fmt.Sprintf("%d questions copied to %s", len(questions), trajectory.QuestionsPath(*out))
 	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := w.Close(); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s: %d episodes, %d observations x %d codes (%d bits each); %s\n",
