@@ -44,6 +44,8 @@ func init() {
 		{"import", "--out FILE DIR...", "turn recording folders (screens + actions) into a trajectory", runImport},
 		{"inspect", "FILE [--json]", "show what a trajectory, quantizer, bundle or memory file holds", runInspect},
 		{"model", "info|init [flags]", "show a world-model preset's parameters and speed; write random weights", runModel},
+		{"completion", "bash|zsh", "print a shell completion script for memowm's verbs and flags", runCompletion},
+		{"version", "", "print the version and the commit it was built from", runVersion},
 		{"help", "[VERB]", "show help for memowm or a verb", runHelp},
 	}
 }
@@ -68,8 +70,12 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 		return 2
 	}
 	name := args[0]
-	if name == "-h" || name == "--help" || name == "-help" {
+	switch name {
+	case "-h", "--help", "-help":
 		printUsage(stdout)
+		return 0
+	case "-V", "--version", "-version":
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
 	for _, v := range verbs {
@@ -108,7 +114,7 @@ Verbs:
 		fmt.Fprintf(w, "  %-8s %s\n", v.name, v.summary)
 	}
 	fmt.Fprint(w, `
-'memowm VERB -h' shows a verb's flags. Exit status: 0 success, 1 failure, 2 bad usage,
+'memowm VERB -h' or 'memowm help VERB' shows a verb's flags; 'memowm --version' the version. Exit status: 0 success, 1 failure, 2 bad usage,
 130 interrupted (Ctrl-C; 143 SIGTERM). Files are written under a temporary name
 (.NAME.tmpDIGITS) and renamed when complete; an interrupt removes the temporary
 file and says so. One left by a killed run (kill -9) is never read: a run that
@@ -119,6 +125,11 @@ writes NAME names it, and you remove it.
 func runHelp(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		printUsage(stdout)
+		return nil
+	}
+	switch args[0] {
+	case "-h", "--help", "-help":
+		fmt.Fprintf(stdout, "Usage: memowm help [VERB]\n\nShows memowm's verbs, or a verb's flags (the same as 'memowm VERB -h').\n")
 		return nil
 	}
 	for _, v := range verbs {
@@ -137,12 +148,11 @@ func runHelp(args []string, stdout, stderr io.Writer) error {
 func newFlags(name, args, summary string, stdout io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() {
+	fs.Usage = func() {} // a parse error is reported as a usage error, without the usage
+	setHelp(fs, func() {
 		fmt.Fprintf(stdout, "Usage: memowm %s %s\n\n%s\n\nFlags:\n", name, args, summary)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
+		printFlags(stdout, fs)
+	})
 	return fs
 }
 
@@ -159,10 +169,17 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
+	help := takeHelp(fs)
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, err // the flag package has printed the usage
+				if help != nil {
+					help()
+				}
+				if helpSeen != nil {
+					helpSeen(fs)
+				}
+				return nil, err
 			}
 			return nil, usagef("%v", err)
 		}

@@ -42,6 +42,9 @@ type input struct{ flag, path string }
 // exists and is not a regular file, or whose folder is missing or not
 // writable.
 func checkOutput(path string, kind outKind, inputs ...input) error {
+	if path == "-" {
+		return usagef("--out -: memowm writes files under a temporary name and renames them when complete, never to stdout; give a file name")
+	}
 	ext := strings.ToLower(filepath.Ext(path))
 	switch kind {
 	case outTrajectory:

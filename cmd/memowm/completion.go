@@ -1,0 +1,78 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// runCompletion prints a completion script for bash or zsh: verbs, then
+// each verb's flags (taken from the verbs' own flag sets, so the script
+// never lists a flag that does not exist).
+func runCompletion(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("completion", "bash|zsh", "Prints a shell completion script. Install it with\n"+
+		"  memowm completion bash > /etc/bash_completion.d/memowm   (or: source <(memowm completion bash))\n"+
+		"  memowm completion zsh > \"${fpath[1]}/_memowm\"", stdout)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || pos[0] != "bash" && pos[0] != "zsh" {
+		return usagef("want bash or zsh")
+	}
+	names, flags := completionWords()
+	var cases strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&cases, "    %s) flags=%q ;;\n", n, strings.Join(flags[n], " "))
+	}
+	script := fmt.Sprintf(`# memowm completion for bash (memowm completion bash)
+_memowm() {
+  local cur verb flags
+  cur="${COMP_WORDS[COMP_CWORD]}"
+  if [ "$COMP_CWORD" -eq 1 ]; then
+    COMPREPLY=($(compgen -W %q -- "$cur"))
+    return
+  fi
+  verb="${COMP_WORDS[1]}"
+  case "$verb" in
+%s    *) flags="" ;;
+  esac
+  if [[ "$cur" == -* ]]; then
+    COMPREPLY=($(compgen -W "$flags" -- "$cur"))
+  else
+    COMPREPLY=($(compgen -f -- "$cur"))
+  fi
+}
+complete -o filenames -F _memowm memowm
+`, strings.Join(names, " "), cases.String())
+	if pos[0] == "zsh" {
+		script = "#compdef memowm\n# memowm completion for zsh (memowm completion zsh), through bash's\nautoload -U +X bashcompinit && bashcompinit\n" + script
+	}
+	_, err = io.WriteString(stdout, script)
+	return err
+}
+
+// helpSeen, when set, receives every flag set whose -h is parsed
+// (completionWords reads the verbs' flags that way).
+var helpSeen func(fs *flag.FlagSet)
+
+// completionWords returns the verbs and each verb's flags (--name), read
+// from the flag set each verb's -h parses (into a discarded writer).
+func completionWords() ([]string, map[string][]string) {
+	flags := map[string][]string{}
+	var names []string
+	for _, v := range verbs {
+		names = append(names, v.name)
+		set := map[string]bool{}
+		helpSeen = func(fs *flag.FlagSet) { fs.VisitAll(func(f *flag.Flag) { set["--"+f.Name] = true }) }
+		v.run([]string{"-h"}, io.Discard, io.Discard)
+		helpSeen = nil
+		for f := range set {
+			flags[v.name] = append(flags[v.name], f)
+		}
+		sort.Strings(flags[v.name])
+	}
+	return names, flags
+}

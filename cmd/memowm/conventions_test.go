@@ -1,0 +1,42 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCLIConventions: --version and its spellings, help for help, flags
+// printed as --flag without NaN defaults, a bad flag as a usage error on
+// stderr without the usage on stdout, --out - refused, and a completion
+// script that lists the verbs and a verb's real flags.
+func TestCLIConventions(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"-V"}, {"version"}} {
+		code, out, errs := memowm(t, args...)
+		if code != 0 || !strings.HasPrefix(out, "memowm ") || !strings.Contains(out, "go1.") || errs != "" {
+			t.Fatalf("%v: %d %q %q", args, code, out, errs)
+		}
+	}
+	if code, out, _ := memowm(t, "help", "-h"); code != 0 || !strings.Contains(out, "Usage: memowm help [VERB]") {
+		t.Fatalf("help -h: %d %s", code, out)
+	}
+	code, out, _ := memowm(t, "encode", "-h")
+	if code != 0 || !strings.Contains(out, "  --out STRING") || strings.Contains(out, "\n  -out") || strings.Contains(out, "NaN") {
+		t.Fatalf("encode -h: %d\n%s", code, out)
+	}
+	if code, out, errs := memowm(t, "encode", "--bogus"); code != 2 || out != "" || !strings.Contains(errs, "-bogus") || strings.Contains(errs, "Usage:") {
+		t.Fatalf("a bad flag: %d %q %q", code, out, errs)
+	}
+	if code, _, errs := memowm(t, "sim", "--out", "-"); code != 2 || !strings.Contains(errs, "never to stdout") {
+		t.Fatalf("--out -: %d %s", code, errs)
+	}
+	code, out, _ = memowm(t, "completion", "bash")
+	if code != 0 || !strings.Contains(out, "complete -o filenames -F _memowm memowm") || !strings.Contains(out, "encode) flags=\"--batch --in --json --lambda") {
+		t.Fatalf("completion bash: %d\n%s", code, out)
+	}
+	if code, out, _ := memowm(t, "completion", "zsh"); code != 0 || !strings.HasPrefix(out, "#compdef memowm") {
+		t.Fatalf("completion zsh: %d", code)
+	}
+	if code, _, _ := memowm(t, "completion", "fish"); code != 2 {
+		t.Fatal("completion fish accepted")
+	}
+}
