@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -38,5 +39,29 @@ func TestCLIConventions(t *testing.T) {
 	}
 	if code, _, _ := memowm(t, "completion", "fish"); code != 2 {
 		t.Fatal("completion fish accepted")
+	}
+}
+
+// TestREADMEHelpBlock: the README's `memowm help` block is what memowm help
+// prints, so the README lists every verb that exists and no other.
+func TestREADMEHelpBlock(t *testing.T) {
+	data, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(data)
+	i := strings.Index(s, "## `memowm help`")
+	if i < 0 {
+		t.Fatal("README.md has no `memowm help` section")
+	}
+	j := strings.Index(s[i:], "```\n")
+	k := strings.Index(s[i+j+4:], "```")
+	if j < 0 || k < 0 {
+		t.Fatal("the `memowm help` section has no code block")
+	}
+	block := s[i+j+4 : i+j+4+k]
+	_, out, _ := memowm(t, "help")
+	if block != out {
+		t.Fatalf("README.md's help block differs from 'memowm help'; paste:\n%s", out)
 	}
 }

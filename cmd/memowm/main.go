@@ -111,11 +111,12 @@ Usage: memowm VERB [flags]
 Verbs:
 `)
 	for _, v := range verbs {
-		fmt.Fprintf(w, "  %-8s %s\n", v.name, v.summary)
+		fmt.Fprintf(w, "  %-10s %s\n", v.name, v.summary)
 	}
 	fmt.Fprint(w, `
-'memowm VERB -h' or 'memowm help VERB' shows a verb's flags; 'memowm --version' the version. Exit status: 0 success, 1 failure, 2 bad usage,
-130 interrupted (Ctrl-C; 143 SIGTERM). Files are written under a temporary name
+'memowm VERB -h' or 'memowm help VERB' shows a verb's flags, 'memowm --version'
+the version. Exit status: 0 success, 1 failure, 2 bad usage, 130 interrupted
+(Ctrl-C; 143 SIGTERM). Files are written under a temporary name
 (.NAME.tmpDIGITS) and renamed when complete; an interrupt removes the temporary
 file and says so. One left by a killed run (kill -9) is never read: a run that
 writes NAME names it, and you remove it.
