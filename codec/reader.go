@@ -28,13 +28,13 @@ type Reader struct {
 
 // EpisodeInfo is what the index says about one episode.
 type EpisodeInfo struct {
-	ID           int64
-	Observations int
-	Kept         uint64  // coordinates stored for t >= 1
-	StateBits    float64 // ideal bits of the states
-	ActionBits   float64 // ideal bits of the actions
-	Bytes        int64   // the section's size in the file
-	Payload      int64   // of which packed z_0 and the coder stream
+	ID           int64   `json:"id"`
+	Observations int     `json:"observations"`
+	Kept         uint64  `json:"kept"`        // coordinates stored for t >= 1
+	StateBits    float64 `json:"state_bits"`  // ideal bits of the states
+	ActionBits   float64 `json:"action_bits"` // ideal bits of the actions
+	Bytes        int64   `json:"bytes"`       // the section's size in the file
+	Payload      int64   `json:"payload"`     // of which packed z_0 and the coder stream
 }
 
 // Open reads the header, footer and index of the memory file at path.

@@ -2,6 +2,7 @@ package opq
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/memowm/memowm/trajectory"
 )
@@ -28,6 +29,9 @@ func (r Rotation) String() string {
 	}
 	return fmt.Sprintf("rotation(%d)", uint8(r))
 }
+
+// MarshalJSON writes a rotation by name ("pca"), as inspect prints it.
+func (r Rotation) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(r.String())), nil }
 
 // ParseRotation is the inverse of Rotation.String.
 func ParseRotation(s string) (Rotation, error) {

@@ -6,20 +6,20 @@ import (
 
 // Info records how a Quantizer was fit. It is stored in the file.
 type Info struct {
-	Rotation             Rotation
-	Rounds               int
-	Iterations           int
-	RoundIterations      int
-	MaxPointsPerCentroid int
-	RotationStates       int
-	StdFloor             float64
-	Seed                 uint64
-	TrainStates          int     // states given to Fit
-	Distortion           float64 // mean squared error per standardised value on the k-means sample
+	Rotation             Rotation `json:"rotation"`
+	Rounds               int      `json:"rounds"`
+	Iterations           int      `json:"iterations"`
+	RoundIterations      int      `json:"round_iterations"`
+	MaxPointsPerCentroid int      `json:"max_points_per_centroid"`
+	RotationStates       int      `json:"rotation_states"`
+	StdFloor             float64  `json:"std_floor"`
+	Seed                 uint64   `json:"seed"`
+	TrainStates          int      `json:"train_states"` // states given to Fit
+	Distortion           float64  `json:"distortion"`   // mean squared error per standardised value on the k-means sample
 	// HeldOutStates and HeldOutR2 are the reconstruction R^2 on
 	// Config.HeldOut, states Fit did not train on (0 and 0: not measured).
-	HeldOutStates int
-	HeldOutR2     float64
+	HeldOutStates int     `json:"held_out_states"`
+	HeldOutR2     float64 `json:"held_out_r2"`
 }
 
 // Quantizer maps states to codes and back. It is immutable.
