@@ -268,6 +268,11 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	acc.Prior = priorName(mix)
 	acc.FixedWidthBits = b.OPQ.Bits()
 	acc.EncodeObsPerSec = float64(obs) / el.Seconds()
+	if bst, err := os.Stat(*bundlePath); err == nil && acc.Observations > 0 {
+		acc.BundleBytes = bst.Size()
+		acc.QuantizerBytes, _ = b.OPQ.WriteTo(io.Discard)
+		acc.AmortisedBits = acc.FileBitsPerObs + float64(acc.BundleBytes*8)/float64(acc.Observations)
+	}
 	if *asJSON {
 		e := json.NewEncoder(stdout)
 		e.SetIndent("", "  ")
@@ -312,6 +317,12 @@ type accounting struct {
 	FileBytes       int64   `json:"file_bytes"`
 	EncodeObsPerSec float64 `json:"encode_obs_per_s,omitempty"`
 	FixedWidthBits  int     `json:"fixed_width_bits_per_obs"`
+	// The shared model (the paper's S = B_shared/N + R): the bundle's bytes,
+	// of them the quantizer's, and the whole file plus the bundle spread
+	// over these observations. Set by encode, which knows the bundle.
+	BundleBytes    int64   `json:"bundle_bytes,omitempty"`
+	QuantizerBytes int64   `json:"quantizer_bytes,omitempty"`
+	AmortisedBits  float64 `json:"amortised_bits_per_obs,omitempty"`
 }
 
 func accountStats(st []codec.EpisodeStats, fileBytes int64) accounting {
@@ -352,7 +363,11 @@ func printAccounting(w io.Writer, a accounting) {
 	fmt.Fprintf(w, "bits/obs  ideal %.1f (states %.1f + actions %.1f), physical %.1f payload / %.1f whole file\n",
 		a.IdealBitsPerObs, a.StateBitsPerObs, a.ActionBitsObs, a.PayloadBitsObs, a.FileBitsPerObs)
 	if a.IdealBitsPerObs > 0 && a.FixedWidthBits > 0 {
-		fmt.Fprintf(w, "vs fixed width %d bits/obs: %.3fx\n", a.FixedWidthBits, a.FileBitsPerObs/float64(a.FixedWidthBits))
+		fmt.Fprintf(w, "vs fixed width %d bits/obs plus the same actions: %.3fx\n", a.FixedWidthBits, a.FileBitsPerObs/(float64(a.FixedWidthBits)+a.ActionBitsObs))
+	}
+	if a.BundleBytes > 0 {
+		fmt.Fprintf(w, "with the bundle (%s, %s of it the quantizer) spread over these %d observations: %.1f bits/obs (S = B/N + R); the bundle pays for itself only over many files\n",
+			humanBytes(a.BundleBytes), humanBytes(a.QuantizerBytes), a.Observations, a.AmortisedBits)
 	}
 }
 

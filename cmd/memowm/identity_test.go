@@ -29,6 +29,16 @@ func TestCodesNameTheirQuantizer(t *testing.T) {
 			t.Fatalf("%v: %d\n%s%s", s, code, out, errs)
 		}
 	}
+	// Honest totals: the summary spreads the bundle over the observations,
+	// and compares with fixed width plus the same actions.
+	code, out, errs := memowm(t, "encode", "--model", p("a.mwb"), "--in", p("c.arrow"), "--out", p("h.mwm"), "--quiet")
+	if code != 0 || !strings.Contains(out, "with the bundle (") || !strings.Contains(out, "plus the same actions") {
+		t.Fatalf("encode summary: %d\n%s%s", code, out, errs)
+	}
+	code, out, _ = memowm(t, "encode", "--model", p("a.mwb"), "--in", p("c.arrow"), "--out", p("j.mwm"), "--quiet", "--json")
+	if code != 0 || !strings.Contains(out, `"bundle_bytes": `) || !strings.Contains(out, `"amortised_bits_per_obs": `) {
+		t.Fatalf("encode --json: %d\n%s", code, out)
+	}
 	// quantize renames the questions into place with the codes, and a stale
 	// questions file beside --out goes when the input has none.
 	if _, err := os.Stat(p("c.arrow.questions.jsonl")); err != nil {
