@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -334,11 +335,21 @@ func expectedActionCounts(eps []*trajectory.Episode) []actionCount {
 }
 
 // expectedMetadata is the memowm schema metadata of a file with meta m.
-func expectedMetadata(m trajectory.Meta) map[string]string {
+// expectedMetadata is the schema metadata memowm writes for m: Schema's
+// keys and the checksum promise. A Parquet file also carries the episode
+// checksums in its key-value metadata: got's value is taken when it holds 8
+// hex digits per episode (the Go reader verifies the sums themselves).
+func expectedMetadata(m trajectory.Meta, got map[string]string, episodes int, parquet bool) map[string]string {
 	md := trajectory.Schema(m).Metadata()
-	out := map[string]string{}
+	out := map[string]string{"memowm.checksum": "crc32c-episode"}
 	for i, k := range md.Keys() {
 		out[k] = md.Values()[i]
+	}
+	if parquet {
+		out["memowm.episode_crc32c"] = "8 hex digits per episode"
+		if v := got["memowm.episode_crc32c"]; len(v) == 8*episodes && strings.Trim(v, "0123456789abcdef") == "" {
+			out["memowm.episode_crc32c"] = v
+		}
 	}
 	return out
 }

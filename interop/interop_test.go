@@ -377,7 +377,7 @@ func TestDuckDB(t *testing.T) {
 		eps := f.episodes(c)
 		ck := &checker{t: t, reader: fmt.Sprintf("%s reading %s", report.Reader, filepath.Base(f.path(c, ".parquet")))}
 		ck.equal("DESCRIBE", got.Columns, duckdbColumns(c))
-		ck.equal("memowm metadata (parquet_kv_metadata)", got.Metadata, expectedMetadata(f.meta[c]))
+		ck.equal("memowm metadata (parquet_kv_metadata)", got.Metadata, expectedMetadata(f.meta[c], got.Metadata, len(eps), true))
 		ck.equal("rows per episode (GROUP BY episode)", got.Episodes, expectedEpisodes(eps))
 		ck.equal("rows per action type (GROUP BY action_type)", got.ActionCounts, expectedActionCounts(eps))
 		ck.rows(got.Rows, expectedRows(c, eps), c,
@@ -442,10 +442,11 @@ func TestArrowJS(t *testing.T) {
 		eps := f.episodes(c)
 		ck := &checker{t: t, reader: fmt.Sprintf("%s reading %s", report.Reader, filepath.Base(f.path(c, ".arrow")))}
 		ck.equal("schema fields", got.Fields, arrowFields(f.meta[c]))
-		ck.equal("schema metadata", got.Metadata, expectedMetadata(f.meta[c]))
+		ck.equal("schema metadata", got.Metadata, expectedMetadata(f.meta[c], got.Metadata, len(eps), false))
 		// The writer emits one record batch per episode (episodes here are
-		// shorter than its 64-row batches).
-		ck.equal("record batches", got.Batches, len(eps))
+		// shorter than its 64-row batches), then a row-less one that carries
+		// the episode checksums.
+		ck.equal("record batches", got.Batches, len(eps)+1)
 		ck.rows(got.Rows, expectedRows(c, eps), c,
 			"episode", "step", "action_type", "pos_x", "pos_y", "dx", "dy", "payload", "facts",
 			"obs_len", "obs_sha256", "obs_sample")
