@@ -230,17 +230,21 @@ func newNPYSink(f *tempFile, m Meta) (*npySink, error) {
 	return s, nil
 }
 
-func (s *npySink) writeEpisode(ep *Episode) error {
+func (s *npySink) writeEpisode(ep *Episode, row rowFn) error {
 	for t := 0; t < ep.Len(); t++ {
+		state, codes, err := row(t)
+		if err != nil {
+			return err
+		}
 		if s.meta.Content == States {
 			s.scratch = s.scratch[:0]
-			for _, v := range ep.States[t] {
+			for _, v := range state {
 				s.scratch = binary.LittleEndian.AppendUint32(s.scratch, math.Float32bits(v))
 			}
 			if _, err := s.obs.buf.Write(s.scratch); err != nil {
 				return err
 			}
-		} else if _, err := s.obs.buf.Write(ep.Codes[t]); err != nil {
+		} else if _, err := s.obs.buf.Write(codes); err != nil {
 			return err
 		}
 		s.obs.rows++

@@ -30,10 +30,18 @@ type Writer struct {
 	sums []uint32   // episodeSum of every episode written, in order
 	qs   []Question // written beside the file on Close; see SetQuestions
 	hasQ bool
+	deq  func(dst []float32, codes []uint8) error // SetStatesFrom
+	buf  []float32                                // one state, for deq
 }
 
+// rowFn gives observation t of the episode being written: its state (a
+// states file) or its codes. Sinks call it once per step, in order; the
+// Writer checksums each row as it hands it out. A returned state is valid
+// until the next call.
+type rowFn func(t int) (state []float32, codes []uint8, err error)
+
 type sink interface {
-	writeEpisode(ep *Episode) error
+	writeEpisode(ep *Episode, row rowFn) error
 	close(sums []uint32) error // finish the file (storing sums) and anything beside it
 	abort()                    // discard anything beside the file
 }
@@ -73,7 +81,14 @@ func (w *Writer) Write(ep *Episode) error {
 	if w.done {
 		return fmt.Errorf("trajectory: write to a closed writer")
 	}
-	if err := ep.Validate(w.meta); err != nil {
+	// An episode of codes goes into a states file through SetStatesFrom,
+	// one state at a time.
+	lazy := w.deq != nil && w.meta.Content == States && ep.States == nil && ep.Codes != nil
+	check := w.meta
+	if lazy {
+		check.Content = Codes
+	}
+	if err := ep.Validate(check); err != nil {
 		w.Abort()
 		return err
 	}
@@ -82,13 +97,55 @@ func (w *Writer) Write(ep *Episode) error {
 		return invalid(ep.ID, -1, "written twice (episode ids must be unique)")
 	}
 	w.ids[ep.ID] = true
-	w.sums = append(w.sums, episodeSum(w.meta, ep))
-	if err := w.sink.writeEpisode(ep); err != nil {
+	var sum sumState
+	row := func(t int) ([]float32, []uint8, error) {
+		var state []float32
+		var codes []uint8
+		switch {
+		case w.meta.Content == Codes:
+			codes = ep.Codes[t]
+		case lazy:
+			if n := w.meta.Shape.StateLen(); cap(w.buf) < n {
+				w.buf = make([]float32, n)
+			} else {
+				w.buf = w.buf[:n]
+			}
+			if err := w.deq(w.buf, ep.Codes[t]); err != nil {
+				return nil, nil, fmt.Errorf("step %d: %w", t, err)
+			}
+			if err := validState(w.meta, ep.ID, t, w.buf); err != nil {
+				return nil, nil, err
+			}
+			state = w.buf
+		default:
+			state = ep.States[t]
+		}
+		var fact []byte
+		if ep.Facts != nil {
+			fact = ep.Facts[t]
+		}
+		var a *Action
+		if t > 0 {
+			a = &ep.Actions[t-1]
+		}
+		sum.row(state, codes, fact, a)
+		return state, codes, nil
+	}
+	if err := w.sink.writeEpisode(ep, row); err != nil {
 		w.Abort()
 		return fmt.Errorf("trajectory: %s: episode %d: %w", w.tmp.final, ep.ID, err)
 	}
+	w.sums = append(w.sums, sum.final(w.meta, ep.ID, ep.Len()))
 	w.rows += int64(ep.Len())
 	return nil
+}
+
+// SetStatesFrom lets a states file take episodes of codes: deq turns each
+// observation's codes into its state as the row is written, so an episode
+// is never held as states (a decoder writing states holds codes only).
+// Episodes with States are written as before.
+func (w *Writer) SetStatesFrom(deq func(dst []float32, codes []uint8) error) {
+	w.deq = deq
 }
 
 // Close finishes the file and moves it to its final name, together with its
@@ -117,7 +174,7 @@ func (w *Writer) Abort() {
 
 // buildRecords turns ep into record batches of at most rowsPerBatch rows and
 // hands each to emit.
-func buildRecords(schema *arrow.Schema, m Meta, ep *Episode, emit func(arrow.RecordBatch) error) error {
+func buildRecords(schema *arrow.Schema, m Meta, ep *Episode, row rowFn, emit func(arrow.RecordBatch) error) error {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
 	epB := b.Field(0).(*array.Int64Builder)
@@ -138,10 +195,14 @@ func buildRecords(schema *arrow.Schema, m Meta, ep *Episode, emit func(arrow.Rec
 			epB.Append(ep.ID)
 			stepB.Append(int32(t))
 			obsB.Append(true)
+			state, codes, err := row(t)
+			if err != nil {
+				return err
+			}
 			if m.Content == States {
-				obsB.ValueBuilder().(*array.Float32Builder).AppendValues(ep.States[t], nil)
+				obsB.ValueBuilder().(*array.Float32Builder).AppendValues(state, nil)
 			} else {
-				obsB.ValueBuilder().(*array.Uint8Builder).AppendValues(ep.Codes[t], nil)
+				obsB.ValueBuilder().(*array.Uint8Builder).AppendValues(codes, nil)
 			}
 			if ep.Facts != nil && ep.Facts[t] != nil {
 				factB.BinaryBuilder.Append(ep.Facts[t])
@@ -198,8 +259,8 @@ func newArrowSink(f *tempFile, m Meta) (*arrowSink, error) {
 	return &arrowSink{schema: s, meta: m, w: w}, nil
 }
 
-func (s *arrowSink) writeEpisode(ep *Episode) error {
-	return buildRecords(s.schema, s.meta, ep, s.w.Write)
+func (s *arrowSink) writeEpisode(ep *Episode, row rowFn) error {
+	return buildRecords(s.schema, s.meta, ep, row, s.w.Write)
 }
 
 // close appends the row-less record batch that carries the episode sums.
@@ -243,8 +304,8 @@ func newParquetSink(f *tempFile, m Meta) (*parquetSink, error) {
 	return &parquetSink{schema: s, meta: m, w: w}, nil
 }
 
-func (s *parquetSink) writeEpisode(ep *Episode) error {
-	return buildRecords(s.schema, s.meta, ep, s.w.Write)
+func (s *parquetSink) writeEpisode(ep *Episode, row rowFn) error {
+	return buildRecords(s.schema, s.meta, ep, row, s.w.Write)
 }
 
 // close stores the episode sums in the file's key-value metadata.

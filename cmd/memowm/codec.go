@@ -440,7 +440,10 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer w.Abort()
+	// States are made from the decoded codes row by row as they are
+	// written: an episode is held as codes, never as states.
 	dec := b.OPQ.NewEncoder()
+	w.SetStatesFrom(dec.DecodeBatch)
 	start := time.Now()
 	obs := 0
 	for lo := 0; lo < len(which); lo += *batch {
@@ -450,13 +453,6 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 		}
 		for _, ep := range eps {
 			obs += ep.Len()
-			if content == trajectory.States {
-				st, err := statesOf(dec, b.OPQ, ep)
-				if err != nil {
-					return fmt.Errorf("%s: episode %d: %w", *in, ep.ID, err)
-				}
-				ep = st
-			}
 			if err := w.Write(ep); err != nil {
 				return err
 			}
@@ -471,24 +467,6 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "decoded %d episodes, %d observations from %s into %s (%s) in %.1f s (%.1f obs/s); every checksum holds\n",
 		len(which), obs, *in, *out, *what, time.Since(start).Seconds(), float64(obs)/time.Since(start).Seconds())
 	return nil
-}
-
-// statesOf returns ep with its codes replaced by OPQ-decoded states.
-func statesOf(dec *opq.Encoder, q *opq.Quantizer, ep *trajectory.Episode) (*trajectory.Episode, error) {
-	sl, nc := q.Shape().StateLen(), q.Shape().Codes
-	codes := make([]uint8, 0, len(ep.Codes)*nc)
-	for _, z := range ep.Codes {
-		codes = append(codes, z...)
-	}
-	states := make([]float32, len(ep.Codes)*sl)
-	if err := dec.DecodeBatch(states, codes); err != nil {
-		return nil, err
-	}
-	out := &trajectory.Episode{ID: ep.ID, Actions: ep.Actions, States: make([][]float32, len(ep.Codes))}
-	for i := range out.States {
-		out.States[i] = states[i*sl : (i+1)*sl : (i+1)*sl]
-	}
-	return out, nil
 }
 
 func runVerify(args []string, stdout, stderr io.Writer) error {
