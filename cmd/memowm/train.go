@@ -50,6 +50,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	priors := fs.Bool("priors", false, "start the output bias at the training codes' log marginals and the copy gate at their copy rate")
 	seed := fs.Uint64("seed", 0, "seed of the initial weights, the data order and dropout")
 	resume := fs.String("resume", "", "checkpoint to continue from (same TRAIN)")
+	keepCkpt := fs.Bool("keep-checkpoint", false, "keep the checkpoint after a finished run (it is removed then; an interrupted run always keeps it)")
 	ckpt := fs.String("checkpoint", "", "checkpoint file (default BUNDLE.ckpt)")
 	ckptEvery := fs.Int("checkpoint-every", 0, "write the checkpoint every N steps (0: steps/10)")
 	evalEvery := fs.Int("eval-every", 0, "evaluate on --eval every M steps (0: steps/10)")
@@ -266,6 +267,14 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			lastEval.BitsPerTransition, lastEval.Transitions, o1, cfg.Coords()*opq.CodeBits(cfg.Codewords))
 	}
 	fmt.Fprintf(stdout, "bundle sha256 %s\n", b.HashString())
+	if !*keepCkpt {
+		// The run finished: its checkpoint would only resume a finished run.
+		if err := os.Remove(*ckpt); err == nil {
+			logf("fit wm: removed the checkpoint %s (the run finished; --keep-checkpoint keeps it)\n", *ckpt)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -43,6 +45,30 @@ func TestFitWMThenEncode(t *testing.T) {
 		}
 		if c[0] == "verify" && !strings.Contains(out, "4 episodes, 84 observations intact") {
 			t.Fatalf("verify: %s", out)
+		}
+	}
+}
+
+// TestCheckpointRemovedAfterFinishedRun: a finished fit --stage wm removes
+// its checkpoint unless --keep-checkpoint.
+func TestCheckpointRemovedAfterFinishedRun(t *testing.T) {
+	dir := t.TempDir()
+	traj := filepath.Join(dir, "t.arrow")
+	if code, _, errs := memowm(t, "sim", "--episodes", "8", "--steps", "12", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	for _, keep := range []bool{false, true} {
+		out := filepath.Join(dir, fmt.Sprintf("m%v.mwb", keep))
+		args := []string{"fit", "--stage", "wm", "--in", traj, "--out", out, "--preset", "tiny", "--steps", "3", "--checkpoint-every", "1"}
+		if keep {
+			args = append(args, "--keep-checkpoint")
+		}
+		if code, o, errs := memowm(t, args...); code != 0 {
+			t.Fatalf("%v: %d %s %s", args, code, o, errs)
+		}
+		_, err := os.Stat(out + ".ckpt")
+		if keep != (err == nil) {
+			t.Fatalf("--keep-checkpoint=%v: checkpoint %v", keep, err)
 		}
 	}
 }
