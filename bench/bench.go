@@ -38,6 +38,12 @@ type Report struct {
 	Observations int    `json:"observations"` // N + K
 	Transitions  int    `json:"transitions"`  // N
 	Methods      []Row  `json:"methods"`
+	// The shared model, in no row: the bundle's bytes (of them the
+	// quantizer's) and what it adds to every memowm row spread over these
+	// observations (S = B/N + R). Set by the caller, which knows the file.
+	BundleBytes      int64   `json:"bundle_bytes,omitempty"`
+	QuantizerBytes   int64   `json:"quantizer_bytes,omitempty"`
+	BundleBitsPerObs float64 `json:"bundle_bits_per_obs,omitempty"`
 }
 
 // Options configures Run.

@@ -86,6 +86,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if st, err := os.Stat(*bundlePath); err == nil && rep.Observations > 0 {
+		rep.BundleBytes = st.Size()
+		rep.QuantizerBytes, _ = b.OPQ.WriteTo(io.Discard)
+		rep.BundleBitsPerObs = float64(rep.BundleBytes*8) / float64(rep.Observations)
+	}
 	if *asJSON {
 		e := json.NewEncoder(stdout)
 		e.SetIndent("", "  ")
@@ -126,6 +131,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if m.Note != "" {
 			fmt.Fprintf(stdout, "  %s: %s\n", m.Name, m.Note)
 		}
+	}
+	if rep.BundleBytes > 0 {
+		fmt.Fprintf(stdout, "  shared model: the bundle (%s, %s of it the quantizer) is in no row; spread over these %d observations it adds %.1f bits/obs to every wm row (S = B/N + R); the general-purpose rows need none\n",
+			humanBytes(rep.BundleBytes), humanBytes(rep.QuantizerBytes), rep.Observations, rep.BundleBitsPerObs)
 	}
 	if cmp != nil {
 		fmt.Fprintf(stdout, "\nfill and history at one rule (%s):\n%-15s %10s %7s %14s %9s\n", rule, "variant", "ideal", "kept", "exact recovery", "dNLL bits")

@@ -42,7 +42,7 @@ func TestStagesAndBench(t *testing.T) {
 			DNLL  *float64 `json:"delta_nll_bits"`
 		} `json:"methods"`
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || !strings.Contains(out, `"bundle_bytes": `) || !strings.Contains(out, `"bundle_bits_per_obs": `) {
 		t.Fatalf("bench: %d %s %s", code, out, errs)
 	}
 	if len(rep.Compare) != 4 || rep.Compare[2].Name != "teacher-forced" || rep.Compare[3].Name != "mix" {
