@@ -383,6 +383,7 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 	episode := fs.Int64("episode", 0, "decode only this episode ID, negative IDs too (default: all)")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -464,9 +465,21 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 	if err := w.Close(); err != nil {
 		return err
 	}
+	el := time.Since(start).Seconds()
+	if *asJSON {
+		return writeJSON(stdout, map[string]any{"in": *in, "out": *out, "what": *what, "episodes": len(which),
+			"observations": obs, "seconds": el, "obs_per_s": float64(obs) / el, "checksums_hold": true})
+	}
 	fmt.Fprintf(stdout, "decoded %d episodes, %d observations from %s into %s (%s) in %.1f s (%.1f obs/s); every checksum holds\n",
-		len(which), obs, *in, *out, *what, time.Since(start).Seconds(), float64(obs)/time.Since(start).Seconds())
+		len(which), obs, *in, *out, *what, el, float64(obs)/el)
 	return nil
+}
+
+// writeJSON prints v as indented JSON, the style of every --json.
+func writeJSON(w io.Writer, v any) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(v)
 }
 
 func runVerify(args []string, stdout, stderr io.Writer) error {
@@ -475,6 +488,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 			"if every episode is intact.", stdout)
 	bundlePath := fs.String("model", "", "model bundle (required)")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
+	asJSON := fs.Bool("json", false, "print the result as JSON (damaged episodes listed; the exit status still says)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -501,6 +515,11 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	obs := 0
 	start := time.Now()
 	var damaged []string
+	type damage struct {
+		ID    int64  `json:"id"`
+		Error string `json:"error"`
+	}
+	var damages []damage
 	for lo := 0; lo < n; lo += *batch {
 		which := make([]int, 0, *batch)
 		for i := lo; i < min(n, lo+*batch); i++ {
@@ -515,6 +534,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 				if err != nil {
 					fmt.Fprintf(stderr, "verify: %v\n", err)
 					damaged = append(damaged, fmt.Sprint(r.Episodes()[i].ID))
+					damages = append(damages, damage{r.Episodes()[i].ID, err.Error()})
 					continue
 				}
 				eps = append(eps, ep...)
@@ -524,12 +544,21 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 			obs += ep.Len()
 		}
 	}
+	el := time.Since(start).Seconds()
+	if *asJSON {
+		if err := writeJSON(stdout, map[string]any{"file": pos[0], "episodes": n, "intact_episodes": n - len(damaged),
+			"intact_observations": obs, "damaged": damages, "seconds": el}); err != nil {
+			return err
+		}
+	}
 	if len(damaged) > 0 {
 		return fmt.Errorf("%s: %d of %d episodes damaged (ids %s); the other %d (%d observations) are intact",
 			pos[0], len(damaged), n, strings.Join(damaged, ", "), n-len(damaged), obs)
 	}
-	fmt.Fprintf(stdout, "%s: %d episodes, %d observations intact (decoded in %.1f s, %.1f obs/s)\n",
-		pos[0], n, obs, time.Since(start).Seconds(), float64(obs)/time.Since(start).Seconds())
+	if !*asJSON {
+		fmt.Fprintf(stdout, "%s: %d episodes, %d observations intact (decoded in %.1f s, %.1f obs/s)\n",
+			pos[0], n, obs, el, float64(obs)/el)
+	}
 	return nil
 }
 

@@ -200,6 +200,14 @@ func TestCodecErrors(t *testing.T) {
 		!strings.Contains(errs, "2 of 4 episodes damaged (ids 1, 3)") || !strings.Contains(errs, "the other 2 (42 observations) are intact") {
 		t.Fatalf("verify of two damaged episodes: %d\n%s", code, errs)
 	}
+	// The same as JSON: the damaged episodes listed, the status still 1;
+	// decode --json on the intact file.
+	if code, out, _ := memowm(t, "verify", "--model", b1, multi, "--json"); code != 1 || !strings.Contains(out, `"intact_episodes": 2`) || strings.Count(out, `"error": `) != 2 {
+		t.Fatalf("verify --json: %d\n%s", code, out)
+	}
+	if code, out, errs := memowm(t, "decode", "--model", b1, "--in", mem, "--out", filepath.Join(dir, "j.arrow"), "--json", "--quiet"); code != 0 || !strings.Contains(out, `"observations": 84`) || !strings.Contains(out, `"checksums_hold": true`) {
+		t.Fatalf("decode --json: %d\n%s%s", code, out, errs)
+	}
 	cases := []struct {
 		args []string
 		code int
