@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"runtime"
 	"testing"
 )
 
@@ -85,9 +86,15 @@ func damage(t *testing.T, stride, tstride int) map[string][4]int {
 		if err != nil {
 			t.Fatalf("%s: the undamaged file does not read: %v", k.ext, err)
 		}
+		clean := allocated(func() { k.read(orig, seeds) })
 		var c [4]int
+		var most uint64 // bytes allocated by the hungriest damaged read
 		check := func(what string, b []byte) {
-			o, err := classify(k, b, seeds, want)
+			var o outcome
+			var err error
+			if n := allocated(func() { o, err = classify(k, b, seeds, want) }); n > most {
+				most = n
+			}
 			c[o]++
 			if o == outPanic || o == outDiff && k.checksums {
 				t.Errorf("%s %s: %s (%v)", k.ext, what, outcomeNames[o], err)
@@ -106,8 +113,23 @@ func damage(t *testing.T, stride, tstride int) map[string][4]int {
 			check(fmt.Sprintf("truncated to %d bytes", n), orig[:n])
 		}
 		counts[k.ext] = c
+		// Damage never makes a read allocate without bound: the hungriest
+		// damaged read stays within the single-buffer cap of its file size.
+		t.Logf("%-17s the hungriest damaged read allocated %d bytes in all (the undamaged read %d; DefaultMaxAlloc %d)", k.ext, most, clean, DefaultMaxAlloc(int64(len(orig))))
+		if most > uint64(DefaultMaxAlloc(int64(len(orig)))) {
+			t.Errorf("%s: a damaged read allocated %d bytes, more than DefaultMaxAlloc", k.ext, most)
+		}
 	}
 	return counts
+}
+
+// allocated returns the bytes f allocates (all goroutines: run alone).
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }
 
 func TestDamagedBitsAndTruncation(t *testing.T) {
