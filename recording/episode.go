@@ -55,40 +55,100 @@ func (r *Recording) episode(id int64, tick func()) (*trajectory.Episode, time.Du
 				tick()
 			}
 		}
-	} else if err := r.encodeFrames(ep.States, buf, tick); err != nil {
+	} else if err := r.encodeFrames(r.Frames, ep.States, buf, tick); err != nil {
 		return nil, 0, err
 	}
 	return ep, time.Since(start), nil
 }
 
-// encodeFrames decodes and encodes the PNG frames on up to GOMAXPROCS
+// frameChunk is how many PNG frames writeTo decodes at once (in parallel):
+// 4 MiB of states.
+const frameChunk = 64
+
+// writeTo writes the recording to w as episode id, one screen's state at a
+// time (trajectory.Writer.WriteRows), so the episode is never held as states:
+// text screens are encoded row by row, PNG frames frameChunk at a time on
+// up to GOMAXPROCS goroutines. tick is called after each screen; it returns
+// the episode (without states) and the time spent reading and encoding
+// screens. On error w is aborted.
+func (r *Recording) writeTo(w *trajectory.Writer, id int64, tick func()) (*trajectory.Episode, time.Duration, error) {
+	if err := r.consistent(); err != nil {
+		w.Abort()
+		return nil, 0, err
+	}
+	acts, err := r.TrajectoryActions()
+	if err != nil {
+		w.Abort()
+		return nil, 0, err
+	}
+	ep := &trajectory.Episode{ID: id, Actions: acts, Facts: r.Facts}
+	n := screen.Slots * screen.Dim
+	var spent time.Duration
+	var chunk [][]float32
+	var chunkBuf []float32
+	chunkLo := 0
+	state := func(t int, dst []float32) error {
+		start := time.Now()
+		defer func() {
+			spent += time.Since(start)
+			if tick != nil {
+				tick()
+			}
+		}()
+		if r.Meta.Screen == ScreenText {
+			if _, err := screen.EncodeText(dst[:0:n], r.Texts[t], r.Meta.Width, r.Meta.Height); err != nil {
+				return fmt.Errorf("recording: %s: %s line %d: %w", r.Dir, ScreensFile, t+1, err)
+			}
+			return nil
+		}
+		if chunk == nil || t >= chunkLo+len(chunk) {
+			hi := min(len(r.Frames), t+frameChunk)
+			if chunkBuf == nil {
+				chunkBuf = make([]float32, frameChunk*n)
+			}
+			chunk, chunkLo = make([][]float32, hi-t), t
+			if err := r.encodeFrames(r.Frames[t:hi], chunk, chunkBuf, nil); err != nil {
+				return err
+			}
+		}
+		copy(dst, chunk[t-chunkLo])
+		return nil
+	}
+	if err := w.WriteRows(ep, r.Steps, state); err != nil { // WriteRows aborts w on error
+		return nil, 0, fmt.Errorf("recording: %s: %w", r.Dir, err)
+	}
+	return ep, spent, nil
+}
+
+// encodeFrames decodes and encodes the PNG frames (into states, backed by
+// buf) on up to GOMAXPROCS
 // goroutines. Each frame's state depends only on its file, so the result does
 // not depend on the number of goroutines. The error is that of the first
 // failing frame.
-func (r *Recording) encodeFrames(states [][]float32, buf []float32, tick func()) error {
+func (r *Recording) encodeFrames(frames []string, states [][]float32, buf []float32, tick func()) error {
 	n := screen.Slots * screen.Dim
-	errs := make([]error, len(r.Frames))
+	errs := make([]error, len(frames))
 	next := make(chan int)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(r.Frames)) {
+	for range min(runtime.GOMAXPROCS(0), len(frames)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for t := range next {
-				s, err := r.decodeFrame(r.Frames[t], buf[t*n:t*n:(t+1)*n])
+				s, err := r.decodeFrame(frames[t], buf[t*n:t*n:(t+1)*n])
 				states[t], errs[t] = s, err
 				done <- struct{}{}
 			}
 		}()
 	}
 	go func() {
-		for t := range r.Frames {
+		for t := range frames {
 			next <- t
 		}
 		close(next)
 	}()
-	for range r.Frames {
+	for range frames {
 		<-done
 		if tick != nil {
 			tick()

@@ -2,7 +2,6 @@ package recording
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"time"
 
@@ -84,15 +83,12 @@ func Import(dirs []string, out string, opt ImportOptions) (*ImportSummary, error
 		}
 	}
 	for i, r := range recs {
-		ep, dt, err := r.episode(int64(i), tick)
+		// Row by row: an episode is never held as states.
+		ep, dt, err := r.writeTo(w, int64(i), tick)
 		if err != nil {
-			w.Abort()
 			return nil, err
 		}
 		sum.Encode += dt
-		if err := w.Write(ep); err != nil { // Write aborts w on error
-			return nil, fmt.Errorf("recording: %s: %w", r.Dir, err)
-		}
 		qs = append(qs, EpisodeQuestions(ep, opt.Seed)...)
 		sum.Episodes++
 	}

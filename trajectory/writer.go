@@ -83,7 +83,40 @@ func (w *Writer) Write(ep *Episode) error {
 	}
 	// An episode of codes goes into a states file through SetStatesFrom,
 	// one state at a time.
-	lazy := w.deq != nil && w.meta.Content == States && ep.States == nil && ep.Codes != nil
+	var fill func(t int, dst []float32) error
+	if w.deq != nil && w.meta.Content == States && ep.States == nil && ep.Codes != nil {
+		fill = func(t int, dst []float32) error { return w.deq(dst, ep.Codes[t]) }
+	}
+	return w.write(ep, fill)
+}
+
+// WriteRows appends episode ep of n observations to a states file without
+// holding its states: ep carries the ID, actions and facts (no States or
+// Codes), and state fills observation t's state into dst (every value) as
+// its row is written, in order. Validation and checksums are those of Write.
+func (w *Writer) WriteRows(ep *Episode, n int, state func(t int, dst []float32) error) error {
+	if w.done {
+		return fmt.Errorf("trajectory: write to a closed writer")
+	}
+	if w.meta.Content != States || ep.States != nil || ep.Codes != nil || n < 1 || state == nil {
+		w.Abort()
+		return fmt.Errorf("trajectory: WriteRows takes an episode without observations, their count and a state function, for a states file")
+	}
+	// The rows stand in as codes of the right width for validation and the
+	// sinks' counts; their states come from state.
+	v := *ep
+	zeros := make([]uint8, w.meta.Shape.Codes)
+	v.Codes = make([][]uint8, n)
+	for t := range v.Codes {
+		v.Codes[t] = zeros
+	}
+	return w.write(&v, state)
+}
+
+// write appends ep; fill, when set, makes each state of a states file (ep
+// then holds stand-in codes).
+func (w *Writer) write(ep *Episode, fill func(t int, dst []float32) error) error {
+	lazy := fill != nil
 	check := w.meta
 	if lazy {
 		check.Content = Codes
@@ -110,7 +143,7 @@ func (w *Writer) Write(ep *Episode) error {
 			} else {
 				w.buf = w.buf[:n]
 			}
-			if err := w.deq(w.buf, ep.Codes[t]); err != nil {
+			if err := fill(t, w.buf); err != nil {
 				return nil, nil, fmt.Errorf("step %d: %w", t, err)
 			}
 			if err := validState(w.meta, ep.ID, t, w.buf); err != nil {
