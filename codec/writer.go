@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/memowm/memowm/internal/atomicfile"
 	"github.com/memowm/memowm/model"
@@ -90,7 +89,9 @@ func CreateWith(path string, b *model.Bundle, p worldmodel.Predictor, policy mod
 			return nil, err
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	// Registered with atomicfile: an interrupt removes it, and no rename
+	// happens after one.
+	tmp, err := atomicfile.CreateTemp(path)
 	if err != nil {
 		return nil, fmt.Errorf("codec: %w", err)
 	}
@@ -204,20 +205,17 @@ func (w *Writer) Close() error {
 	w.bw.Write(foot[:])
 	err := w.bw.Flush()
 	if err == nil {
-		err = w.tmp.Chmod(0o644) // CreateTemp makes 0600
-	}
-	if err == nil {
 		err = w.tmp.Sync()
 	}
 	if cerr := w.tmp.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(w.tmp.Name(), w.path)
-	}
 	if err != nil {
-		os.Remove(w.tmp.Name())
+		atomicfile.Remove(w.tmp.Name())
 		return fmt.Errorf("codec: %w", err)
+	}
+	if err := atomicfile.Commit(w.tmp.Name(), w.path); err != nil { // mode 0644
+		return fmt.Errorf("codec: %s: %w", w.path, err)
 	}
 	return nil
 }
@@ -226,5 +224,5 @@ func (w *Writer) Close() error {
 func (w *Writer) Abort() {
 	w.done = true
 	w.tmp.Close()
-	os.Remove(w.tmp.Name())
+	atomicfile.Remove(w.tmp.Name())
 }

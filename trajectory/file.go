@@ -65,14 +65,9 @@ type tempFile struct {
 }
 
 func createTemp(path string) (*tempFile, error) {
-	if err := atomicfile.CheckTarget(path); err != nil {
-		return nil, fmt.Errorf("trajectory: %w", err)
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	// Registered with atomicfile: an interrupt removes it, and no rename
+	// happens after one.
+	f, err := atomicfile.CreateTemp(path)
 	if err != nil {
 		return nil, fmt.Errorf("trajectory: %w", err)
 	}
@@ -86,16 +81,11 @@ func (t *tempFile) commit() error {
 		return fmt.Errorf("trajectory: %w", err)
 	}
 	if err := t.Close(); err != nil {
-		os.Remove(t.Name())
+		atomicfile.Remove(t.Name())
 		return fmt.Errorf("trajectory: %w", err)
 	}
-	if err := os.Chmod(t.Name(), 0o644); err != nil {
-		os.Remove(t.Name())
-		return fmt.Errorf("trajectory: %w", err)
-	}
-	if err := os.Rename(t.Name(), t.final); err != nil {
-		os.Remove(t.Name())
-		return fmt.Errorf("trajectory: %w", err)
+	if err := atomicfile.Commit(t.Name(), t.final); err != nil {
+		return fmt.Errorf("trajectory: %s: %w", t.final, err)
 	}
 	return nil
 }
@@ -103,5 +93,5 @@ func (t *tempFile) commit() error {
 // abort closes and removes the temporary file; the final name is untouched.
 func (t *tempFile) abort() {
 	t.Close()
-	os.Remove(t.Name())
+	atomicfile.Remove(t.Name())
 }
