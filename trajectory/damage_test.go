@@ -162,3 +162,19 @@ func TestDamageCampaign(t *testing.T) {
 		t.Logf("%-17s %6d bytes: error %6d  identical %6d  different %6d  panic %d", k.ext, len(seeds[k.ext]), c[0], c[1], c[2], c[3])
 	}
 }
+
+// TestDamagedSnappyLength: the flip the campaign found in the seed Parquet
+// file's first compressed page (its Snappy stream then declared about 887 MB)
+// is an error without the allocation (boundedSnappy).
+func TestDamagedSnappyLength(t *testing.T) {
+	seeds := seedFiles(t, smallShape, 3)
+	b := append([]byte(nil), seeds[".parquet"]...)
+	const bit = 24983
+	b[bit/8] ^= 1 << (bit % 8)
+	var err error
+	n := allocated(func() { _, err = readContent(b, Parquet) })
+	if err == nil || n > 16<<20 {
+		t.Fatalf("bit %d flipped: %v after allocating %d bytes", bit, err, n)
+	}
+	t.Logf("bit %d flipped: %v (%d bytes allocated)", bit, err, n)
+}
