@@ -31,7 +31,7 @@ type Summary struct {
 
 // Summarize reads path once, streaming, and validates every episode on the way.
 // A .npy export is summarised from its header and its index file.
-func Summarize(path string) (*Summary, error) {
+func Summarize(path string, opts ...Option) (*Summary, error) {
 	format, err := FormatOf(path)
 	if err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ func Summarize(path string) (*Summary, error) {
 	if format == NumPy {
 		err = s.npy(path)
 	} else {
-		err = s.stream(path)
+		err = s.stream(path, opts)
 	}
 	if err != nil {
 		return nil, err
@@ -62,8 +62,8 @@ func Summarize(path string) (*Summary, error) {
 	return s, nil
 }
 
-func (s *Summary) stream(path string) error {
-	r, err := Open(path)
+func (s *Summary) stream(path string, opts []Option) error {
+	r, err := Open(path, opts...)
 	if err != nil {
 		return err
 	}

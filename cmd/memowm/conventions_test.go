@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -39,6 +40,26 @@ func TestCLIConventions(t *testing.T) {
 	}
 	if code, _, _ := memowm(t, "completion", "fish"); code != 2 {
 		t.Fatal("completion fish accepted")
+	}
+}
+
+// TestMaxAlloc: the global --max-alloc caps what a trajectory reader may
+// allocate (a file needing more is refused), and a bad size is a usage error.
+func TestMaxAlloc(t *testing.T) {
+	traj := filepath.Join(t.TempDir(), "t.arrow")
+	if code, _, errs := memowm(t, "sim", "--episodes", "2", "--steps", "3", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := memowm(t, "--max-alloc", "1KiB", "inspect", traj); code != 1 || !strings.Contains(errs, "cap") {
+		t.Fatalf("--max-alloc 1KiB: %d %s", code, errs)
+	}
+	if code, out, errs := memowm(t, "--max-alloc=64MiB", "inspect", traj); code != 0 || !strings.Contains(out, "episodes      2") {
+		t.Fatalf("--max-alloc=64MiB: %d %s %s", code, out, errs)
+	}
+	for _, bad := range [][]string{{"--max-alloc", "x", "inspect", traj}, {"--max-alloc"}, {"--max-alloc=0", "inspect", traj}} {
+		if code, _, _ := memowm(t, bad...); code != 2 {
+			t.Fatalf("%v: status %d", bad, code)
+		}
 	}
 }
 

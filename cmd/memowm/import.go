@@ -62,7 +62,7 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ts, err := trajectory.Summarize(*out)
+	ts, err := trajectory.Summarize(*out, trajOpts()...)
 	if err != nil {
 		return err
 	}

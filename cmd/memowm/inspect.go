@@ -33,7 +33,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	case model.IsFile(pos[0]):
 		return inspectBundle(pos[0], *asJSON, stdout)
 	}
-	sum, err := trajectory.Summarize(pos[0])
+	sum, err := trajectory.Summarize(pos[0], trajOpts()...)
 	if err != nil {
 		return err
 	}

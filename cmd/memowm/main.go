@@ -65,6 +65,11 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 			status = 1
 		}
 	}()
+	args, err := globalFlags(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "memowm: %v (see 'memowm help')\n", err)
+		return 2
+	}
 	if len(args) == 0 {
 		printUsage(stderr)
 		return 2
@@ -106,7 +111,7 @@ func printUsage(w io.Writer) {
 	fmt.Fprint(w, `memowm stores agent trajectories as compact episodic memory, with a world
 model as the shared predictive prior (MemoWM).
 
-Usage: memowm VERB [flags]
+Usage: memowm [--max-alloc SIZE] VERB [flags]
 
 Verbs:
 `)
@@ -119,7 +124,9 @@ the version. Exit status: 0 success, 1 failure, 2 bad usage, 130 interrupted
 (Ctrl-C; 143 SIGTERM). Files are written under a temporary name
 (.NAME.tmpDIGITS) and renamed when complete; an interrupt removes the temporary
 file and says so. One left by a killed run (kill -9) is never read: a run that
-writes NAME names it, and you remove it.
+writes NAME names it, and you remove it. --max-alloc SIZE (e.g. 256MiB) caps
+any single buffer a trajectory reader allocates for a damaged or hostile file
+(default 64 MiB plus 64 times the file's size).
 `)
 }
 

@@ -168,7 +168,7 @@ func fitProgress(logf func(string, ...any), start time.Time) func(opq.Progress) 
 
 // readStates reads every state of a trajectory file into memory.
 func readStates(path string, logf func(string, ...any)) ([][]float32, trajectory.Meta, error) {
-	r, err := trajectory.Open(path)
+	r, err := trajectory.Open(path, trajOpts()...)
 	if err != nil {
 		return nil, trajectory.Meta{}, err
 	}
@@ -233,7 +233,7 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r, err := trajectory.Open(*in)
+	r, err := trajectory.Open(*in, trajOpts()...)
 	if err != nil {
 		return err
 	}

@@ -109,7 +109,7 @@ func importRecording(dir, out string, seed uint64, quiet bool, stderr io.Writer)
 // printRecorded prints the line that says which trajectory a recorder
 // wrote.
 func printRecorded(stdout io.Writer, out string, sum *recording.ImportSummary) error {
-	ts, err := trajectory.Summarize(out)
+	ts, err := trajectory.Summarize(out, trajOpts()...)
 	if err != nil {
 		return err
 	}

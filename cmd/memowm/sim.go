@@ -63,7 +63,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sum, err := trajectory.Summarize(*out)
+	sum, err := trajectory.Summarize(*out, trajOpts()...)
 	if err != nil {
 		return err
 	}

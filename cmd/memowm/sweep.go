@@ -219,7 +219,7 @@ func readCodesFrom(b *model.Bundle, path string) ([]*trajectory.Episode, error) 
 func openCodes(b *model.Bundle, path string) (*trajectory.Reader, error) {
 	q := b.OPQ
 	enc := q.NewEncoder()
-	r, err := trajectory.Open(path, trajectory.WithQuantize(q.Shape().Codes, enc.EncodeBatch))
+	r, err := trajectory.Open(path, append(trajOpts(), trajectory.WithQuantize(q.Shape().Codes, enc.EncodeBatch))...)
 	if err != nil {
 		return nil, err
 	}

@@ -296,7 +296,7 @@ func transitions(seqs []worldmodel.Sequence) int {
 // readSequences reads a trajectory file as code sequences: states are
 // quantized through q, codes must have q's geometry.
 func readSequences(path string, q *opq.Quantizer) ([]worldmodel.Sequence, error) {
-	r, err := trajectory.Open(path)
+	r, err := trajectory.Open(path, trajOpts()...)
 	if err != nil {
 		return nil, err
 	}
