@@ -268,6 +268,9 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	acc.Prior = priorName(mix)
 	acc.FixedWidthBits = b.OPQ.Bits()
 	acc.EncodeObsPerSec = float64(obs) / el.Seconds()
+	if r2, _, ok := b.OPQ.HeldOut(); ok {
+		acc.QuantizerR2 = &r2
+	}
 	if bst, err := os.Stat(*bundlePath); err == nil && acc.Observations > 0 {
 		acc.BundleBytes = bst.Size()
 		acc.QuantizerBytes, _ = b.OPQ.WriteTo(io.Discard)
@@ -323,6 +326,10 @@ type accounting struct {
 	BundleBytes    int64   `json:"bundle_bytes,omitempty"`
 	QuantizerBytes int64   `json:"quantizer_bytes,omitempty"`
 	AmortisedBits  float64 `json:"amortised_bits_per_obs,omitempty"`
+	// QuantizerR2 is the held-out R^2 the bundle's quantizer recorded when
+	// it was fitted (fit opq --eval); nil when it recorded none. Lossless
+	// codes give back the states only as well as that.
+	QuantizerR2 *float64 `json:"quantizer_held_out_r2,omitempty"`
 }
 
 func accountStats(st []codec.EpisodeStats, fileBytes int64) accounting {
@@ -364,6 +371,9 @@ func printAccounting(w io.Writer, a accounting) {
 		a.IdealBitsPerObs, a.StateBitsPerObs, a.ActionBitsObs, a.PayloadBitsObs, a.FileBitsPerObs)
 	if a.IdealBitsPerObs > 0 && a.FixedWidthBits > 0 {
 		fmt.Fprintf(w, "vs fixed width %d bits/obs plus the same actions: %.3fx\n", a.FixedWidthBits, a.FileBitsPerObs/(float64(a.FixedWidthBits)+a.ActionBitsObs))
+	}
+	if a.QuantizerR2 != nil {
+		fmt.Fprintf(w, "states come back as well as the quantizer reconstructs them: held-out R^2 %.4f when it was fitted\n", *a.QuantizerR2)
 	}
 	if a.BundleBytes > 0 {
 		fmt.Fprintf(w, "with the bundle (%s, %s of it the quantizer) spread over these %d observations: %.1f bits/obs (S = B/N + R); the bundle pays for itself only over many files\n",

@@ -24,6 +24,13 @@ func TestOPQWarnsAndRecordsHeldOut(t *testing.T) {
 	if code != 0 || !strings.Contains(errs, "warning") || !strings.Contains(errs, "points per centroid") {
 		t.Fatalf("fit opq: %d %s", code, errs)
 	}
+	// encode says how well the bundle's quantizer reconstructs states.
+	if code, out, errs := memowm(t, "fit", "--opq", p("q.opq"), "--out", p("q.mwb"), "--preset", "tiny"); code != 0 {
+		t.Fatalf("fit: %d %s %s", code, out, errs)
+	}
+	if code, out, errs := memowm(t, "encode", "--model", p("q.mwb"), "--in", p("e.arrow"), "--out", p("e.mwm"), "--quiet"); code != 0 || !strings.Contains(out, "held-out R^2 0.") {
+		t.Fatalf("encode: %d %s %s", code, out, errs)
+	}
 	code, out, errs := memowm(t, "inspect", p("q.opq"))
 	if code != 0 || !strings.Contains(out, "held-out      R^2 0.") || !strings.Contains(out, "warning       opq: the codebooks trained on 6.5 points per centroid") {
 		t.Fatalf("inspect: %d\n%s%s", code, out, errs)
