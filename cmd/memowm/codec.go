@@ -38,6 +38,7 @@ func runFitBundle(args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 0, "seed of the quantizer and of the world model's weights")
 	prec := fs.Uint("precision", worldmodel.DefaultPrecision, "log2 of every frequency table's total (8..28)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -93,9 +94,16 @@ func runFitBundle(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s (%s): OPQ %v, %d codewords; world model %s, %d parameters (random init, seed %d); %s; precision %d\n",
-		*out, humanBytes(st.Size()), q.Shape(), q.Codewords(), cfg.Preset, cfg.NumParams(), *seed, b.Policy, b.Precision)
-	fmt.Fprintf(stdout, "bundle sha256 %s\n", b.HashString())
+	if *asJSON {
+		if err := writeJSON(stdout, map[string]any{"out": *out, "bytes": st.Size(), "sha256": b.HashString(), "preset": cfg.Preset,
+			"params": cfg.NumParams(), "seed": *seed, "codewords": q.Codewords(), "precision": b.Precision, "training": b.Training}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "wrote %s (%s): OPQ %v, %d codewords; world model %s, %d parameters (random init, seed %d); %s; precision %d\n",
+			*out, humanBytes(st.Size()), q.Shape(), q.Codewords(), cfg.Preset, cfg.NumParams(), *seed, b.Policy, b.Precision)
+		fmt.Fprintf(stdout, "bundle sha256 %s\n", b.HashString())
+	}
 	fmt.Fprintf(stderr, "fit: warning: the world model in %s is UNTRAINED (random initialisation): its predictions are noise and memory files coded with it are large; train one with 'memowm fit --stage wm --in TRAIN --out BUNDLE'\n", *out)
 	return nil
 }

@@ -56,6 +56,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	evalEvery := fs.Int("eval-every", 0, "evaluate on --eval every M steps (0: steps/10)")
 	threads := fs.Int("threads", 0, "goroutines (0: all cores); the result does not depend on it")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -249,11 +250,11 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			tr.StepsDone(), tc.Steps, *ckpt, *ckpt, *out, humanBytes(st.Size()), b.Training)
 		return runErr
 	}
-	fmt.Fprintf(stdout, "wrote %s (%s): world model %s, %d parameters, trained %d steps of batch %d on %d transitions; %s; precision %d\n",
-		*out, humanBytes(st.Size()), cfg.Preset, cfg.NumParams(), tc.Steps, tc.Batch, tr.Examples(), b.Policy, b.Precision)
-	fmt.Fprintf(stdout, "speed     %.2f steps/s, %.0f tokens/s, %.1f GFLOP/s (matrix products, 3x forward); %s in all\n",
-		last.StepsPerSec, last.TokensPerSec, last.GFLOPS, last.Elapsed.Round(100*time.Millisecond))
-	fmt.Fprintf(stdout, "train     loss %.4f, %.1f bits/transition (last steps, smoothed)\n", last.Loss, smooth)
+	sum := map[string]any{"out": *out, "bytes": st.Size(), "sha256": b.HashString(), "preset": cfg.Preset, "params": cfg.NumParams(),
+		"steps": tc.Steps, "batch": tc.Batch, "transitions": tr.Examples(), "precision": b.Precision, "training": b.Training,
+		"steps_per_s": last.StepsPerSec, "tokens_per_s": last.TokensPerSec, "gflops": last.GFLOPS, "seconds": last.Elapsed.Seconds(),
+		"train_loss": last.Loss, "train_bits_per_transition": smooth}
+	var heldLine string
 	if len(held) > 0 {
 		if lastEval == nil || lastEval.Transitions < transitions(held) {
 			ev, err := tr.Evaluate(held)
@@ -263,10 +264,24 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			lastEval = &ev
 		}
 		o1 := order1Bits(held, cfg.Coords(), cfg.Codewords)
-		fmt.Fprintf(stdout, "held-out  %.1f bits/transition over %d transitions (teacher-forced ideal); order-1 context model %.1f; fixed width %d\n",
+		sum["held_out"] = map[string]any{"bits_per_transition": lastEval.BitsPerTransition, "transitions": lastEval.Transitions,
+			"order1_bits_per_transition": o1, "fixed_width_bits": cfg.Coords() * opq.CodeBits(cfg.Codewords)}
+		heldLine = fmt.Sprintf("held-out  %.1f bits/transition over %d transitions (teacher-forced ideal); order-1 context model %.1f; fixed width %d\n",
 			lastEval.BitsPerTransition, lastEval.Transitions, o1, cfg.Coords()*opq.CodeBits(cfg.Codewords))
 	}
-	fmt.Fprintf(stdout, "bundle sha256 %s\n", b.HashString())
+	if *asJSON {
+		if err := writeJSON(stdout, sum); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "wrote %s (%s): world model %s, %d parameters, trained %d steps of batch %d on %d transitions; %s; precision %d\n",
+			*out, humanBytes(st.Size()), cfg.Preset, cfg.NumParams(), tc.Steps, tc.Batch, tr.Examples(), b.Policy, b.Precision)
+		fmt.Fprintf(stdout, "speed     %.2f steps/s, %.0f tokens/s, %.1f GFLOP/s (matrix products, 3x forward); %s in all\n",
+			last.StepsPerSec, last.TokensPerSec, last.GFLOPS, last.Elapsed.Round(100*time.Millisecond))
+		fmt.Fprintf(stdout, "train     loss %.4f, %.1f bits/transition (last steps, smoothed)\n", last.Loss, smooth)
+		fmt.Fprint(stdout, heldLine)
+		fmt.Fprintf(stdout, "bundle sha256 %s\n", b.HashString())
+	}
 	if !*keepCkpt {
 		// The run finished: its checkpoint would only resume a finished run.
 		if err := os.Remove(*ckpt); err == nil {

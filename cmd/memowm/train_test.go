@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,5 +71,32 @@ func TestCheckpointRemovedAfterFinishedRun(t *testing.T) {
 		if keep != (err == nil) {
 			t.Fatalf("--keep-checkpoint=%v: checkpoint %v", keep, err)
 		}
+	}
+}
+
+// TestFitJSON: fit and fit --stage wm print their summaries as JSON.
+func TestFitJSON(t *testing.T) {
+	dir := t.TempDir()
+	traj := filepath.Join(dir, "t.arrow")
+	if code, _, errs := memowm(t, "sim", "--episodes", "8", "--steps", "12", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, errs := memowm(t, "fit", "--in", traj, "--out", filepath.Join(dir, "r.mwb"), "--preset", "tiny", "--json", "--quiet")
+	var plain struct {
+		Params   int            `json:"params"`
+		Training map[string]any `json:"training"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &plain) != nil || plain.Params == 0 || plain.Training == nil {
+		t.Fatalf("fit --json: %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = memowm(t, "fit", "--stage", "wm", "--in", traj, "--eval", traj, "--out", filepath.Join(dir, "w.mwb"), "--preset", "tiny", "--steps", "2", "--json", "--quiet")
+	var wm struct {
+		Steps   int `json:"steps"`
+		HeldOut struct {
+			Bits float64 `json:"bits_per_transition"`
+		} `json:"held_out"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &wm) != nil || wm.Steps != 2 || wm.HeldOut.Bits <= 0 {
+		t.Fatalf("fit --stage wm --json: %d\n%s%s", code, out, errs)
 	}
 }
