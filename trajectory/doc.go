@@ -58,4 +58,7 @@
 //     comes back with Codes only.
 //   - A codes file may name the quantizer that made it (Meta.Quantizer, schema
 //     key memowm.quantizer); only codes files do.
+//   - A NumPy export writes three files, renamed together: the observations,
+//     IndexPath (episode, step per row) and ActionsPath (one float64 row of
+//     ActionColumns per action).
 package trajectory

@@ -57,6 +57,18 @@ func IndexPath(path string) string {
 	return strings.TrimSuffix(path, filepath.Ext(path)) + ".index.npy"
 }
 
+// ActionsPath is the .npy file that a NumPy export of trajectories writes
+// beside path: one row of ActionColumns float64 per action (see ActionColumns).
+func ActionsPath(path string) string {
+	return strings.TrimSuffix(path, filepath.Ext(path)) + ".actions.npy"
+}
+
+// ActionColumns is the width of an actions export row: episode, step (the
+// observation the action leads to), type, has_pos, x, y, has_delta, dx, dy,
+// payload length, then the payload's MaxPayload bytes (zero-padded), all as
+// float64 (exact for every value they hold).
+const ActionColumns = 10 + MaxPayload
+
 // tempFile is a file written under a temporary name in the directory of its
 // final name, renamed there only by commit.
 type tempFile struct {

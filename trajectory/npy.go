@@ -139,7 +139,7 @@ func npyItemSize(descr string) (int64, bool) {
 		return 4, true
 	case "|u1", "<u1":
 		return 1, true
-	case "<i8":
+	case "<i8", "<f8":
 		return 8, true
 	}
 	return 0, false
@@ -203,9 +203,9 @@ func (s *npyStream) finish() error {
 // npySink exports observations to a .npy file, shape (N, Slots, Dim) float32
 // or (N, Codes) uint8, and their (episode, step) pairs to IndexPath, (N, 2) int64.
 type npySink struct {
-	meta     Meta
-	obs, idx *npyStream
-	scratch  []byte
+	meta          Meta
+	obs, idx, act *npyStream
+	scratch       []byte
 }
 
 func newNPYSink(f *tempFile, m Meta) (*npySink, error) {
@@ -227,7 +227,44 @@ func newNPYSink(f *tempFile, m Meta) (*npySink, error) {
 		itmp.abort()
 		return nil, err
 	}
+	// The actions go beside, one float64 row each (ActionColumns).
+	atmp, err := createTemp(ActionsPath(f.final))
+	if err != nil {
+		s.idx.f.abort()
+		return nil, err
+	}
+	if s.act, err = newNPYStream(atmp, "<f8", ActionColumns); err != nil {
+		atmp.abort()
+		s.idx.f.abort()
+		return nil, err
+	}
 	return s, nil
+}
+
+// actionRow writes the action that leads to step t of episode id.
+func (s *npySink) actionRow(id int64, t int, a *Action) error {
+	row := make([]float64, ActionColumns)
+	row[0], row[1], row[2] = float64(id), float64(t), float64(a.Type)
+	if a.HasPos {
+		row[3], row[4], row[5] = 1, float64(a.X), float64(a.Y)
+	}
+	if a.HasDelta {
+		row[6], row[7], row[8] = 1, float64(a.DX), float64(a.DY)
+	}
+	row[9] = float64(len(a.Payload))
+	for i, c := range a.Payload {
+		row[10+i] = float64(c)
+	}
+	b := s.scratch[:0]
+	for _, v := range row {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	}
+	s.scratch = b
+	if _, err := s.act.buf.Write(b); err != nil {
+		return err
+	}
+	s.act.rows++
+	return nil
 }
 
 func (s *npySink) writeEpisode(ep *Episode, row rowFn) error {
@@ -255,6 +292,11 @@ func (s *npySink) writeEpisode(ep *Episode, row rowFn) error {
 			return err
 		}
 		s.idx.rows++
+		if t > 0 {
+			if err := s.actionRow(ep.ID, t, &ep.Actions[t-1]); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -265,22 +307,33 @@ func (s *npySink) close([]uint32) error {
 	if s.idx == nil {
 		return nil
 	}
-	idx := s.idx
-	s.idx = nil
-	if err := s.obs.finish(); err != nil {
+	idx, act := s.idx, s.act
+	s.idx, s.act = nil, nil
+	fail := func(err error) error {
 		idx.f.abort()
+		act.f.abort()
 		return err
+	}
+	if err := s.obs.finish(); err != nil {
+		return fail(err)
 	}
 	if err := idx.finish(); err != nil {
-		idx.f.abort()
+		return fail(err)
+	}
+	if err := act.finish(); err != nil {
+		return fail(err)
+	}
+	if err := idx.f.commit(); err != nil {
+		act.f.abort()
 		return err
 	}
-	return idx.f.commit()
+	return act.f.commit()
 }
 
 func (s *npySink) abort() {
 	if s.idx != nil {
 		s.idx.f.abort()
-		s.idx = nil
+		s.act.f.abort()
+		s.idx, s.act = nil, nil
 	}
 }

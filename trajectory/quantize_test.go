@@ -2,10 +2,13 @@ package trajectory
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -202,5 +205,72 @@ func TestWriteRows(t *testing.T) {
 	}
 	if err := w.WriteRows(eps[0], eps[0].Len(), func(int, []float32) error { return nil }); err == nil {
 		t.Fatal("WriteRows took an episode with states")
+	}
+}
+
+// TestNPYActions: a NumPy export writes its actions beside it, one float64
+// row per action that gives back every field exactly; Summarize counts them
+// and refuses an actions file that does not fit the index.
+func TestNPYActions(t *testing.T) {
+	m := Meta{Shape: smallShape, Content: Codes}
+	eps := testEpisodes(m, 3, 74)
+	eps[0].Actions[0].Payload = []byte("hello, world")
+	p := filepath.Join(t.TempDir(), "x.npy")
+	writeFile(t, p, m, eps)
+	data, err := os.ReadFile(ActionsPath(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, off, err := readNPYHeader(bytes.NewReader(data))
+	if err != nil || h.Descr != "<f8" || h.Shape[1] != ActionColumns {
+		t.Fatalf("header %+v %v", h, err)
+	}
+	rows := data[off:]
+	f := func(r, c int) float64 {
+		return math.Float64frombits(binary.LittleEndian.Uint64(rows[8*(r*ActionColumns+c):]))
+	}
+	r := 0
+	counts := map[string]int64{}
+	for _, ep := range eps {
+		for k, a := range ep.Actions {
+			payload := make([]byte, int(f(r, 9)))
+			for i := range payload {
+				payload[i] = byte(f(r, 10+i))
+			}
+			got := Action{Type: ActionType(f(r, 2)), HasPos: f(r, 3) == 1, HasDelta: f(r, 6) == 1}
+			if got.HasPos {
+				got.X, got.Y = float32(f(r, 4)), float32(f(r, 5))
+			}
+			if got.HasDelta {
+				got.DX, got.DY = float32(f(r, 7)), float32(f(r, 8))
+			}
+			if len(a.Payload) > 0 {
+				got.Payload = payload
+			}
+			if f(r, 0) != float64(ep.ID) || f(r, 1) != float64(k+1) || !reflect.DeepEqual(got, a) {
+				t.Fatalf("row %d: %+v at (%g, %g), want %+v at (%d, %d)", r, got, f(r, 0), f(r, 1), a, ep.ID, k+1)
+			}
+			counts[ActionTypeNames()[a.Type]]++
+			r++
+		}
+	}
+	if r != h.Shape[0] {
+		t.Fatalf("%d rows, %d actions", h.Shape[0], r)
+	}
+	s, err := Summarize(p)
+	if err != nil || !s.NPYActions {
+		t.Fatalf("Summarize: %+v %v", s, err)
+	}
+	for name, n := range counts {
+		if s.Actions[name] != n {
+			t.Fatalf("%s: %d counted, want %d", name, s.Actions[name], n)
+		}
+	}
+	// An actions file that does not fit the index is refused.
+	if err := os.WriteFile(ActionsPath(p), data[:len(data)-8*ActionColumns], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Summarize(p); err == nil {
+		t.Fatal("a truncated actions file passed")
 	}
 }

@@ -3,8 +3,10 @@ package trajectory
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 )
 
@@ -27,6 +29,9 @@ type Summary struct {
 	// writer stored; false for files from other tools, from memowm before
 	// checksums, and for .npy exports.
 	Checksummed bool `json:"checksummed"`
+	// NPYActions says a .npy export has its actions beside it (ActionsPath),
+	// counted in Actions; exports from before it have none.
+	NPYActions bool `json:"npy_actions,omitempty"`
 }
 
 // Summarize reads path once, streaming, and validates every episode on the way.
@@ -112,7 +117,50 @@ func (s *Summary) npy(path string) error {
 	if err != nil {
 		return fmt.Errorf("trajectory: %w", err)
 	}
-	return s.npyFrom(f, st.Size(), idx, ist.Size(), path)
+	if err := s.npyFrom(f, st.Size(), idx, ist.Size(), path); err != nil {
+		return err
+	}
+	return s.npyActions(ActionsPath(path))
+}
+
+// npyActions counts the actions of a .npy export's actions file, when there
+// is one, checking its shape against the transitions the index counted.
+func (s *Summary) npyActions(apath string) error {
+	f, err := os.Open(apath)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("trajectory: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("trajectory: %w", err)
+	}
+	sr := io.NewSectionReader(f, 0, st.Size())
+	h, off, err := readNPYHeader(sr)
+	if err != nil || h.Descr != "<f8" || len(h.Shape) != 2 || h.Shape[1] != ActionColumns || int64(h.Shape[0]) != s.Transitions {
+		return fmt.Errorf("trajectory: %s: %w: bad actions file (%v %v for %d transitions)", apath, ErrFormat, h.Descr, h.Shape, s.Transitions)
+	}
+	if err := checkNPYSize(h, st.Size()-off); err != nil {
+		return fmt.Errorf("trajectory: %s: %w", apath, err)
+	}
+	names := ActionTypeNames()
+	br := bufio.NewReader(sr)
+	row := make([]byte, 8*ActionColumns)
+	for i := 0; i < h.Shape[0]; i++ {
+		if _, err := io.ReadFull(br, row); err != nil {
+			return fmt.Errorf("trajectory: %s: %w: %w", apath, ErrFormat, err)
+		}
+		typ := math.Float64frombits(binary.LittleEndian.Uint64(row[16:]))
+		if !(typ >= 0 && int(typ) < len(names) && float64(int(typ)) == typ) {
+			return fmt.Errorf("trajectory: %s: %w: action %d has type %g", apath, ErrFormat, i, typ)
+		}
+		s.Actions[names[int(typ)]]++
+	}
+	s.NPYActions = true
+	return nil
 }
 
 // npyFrom summarises a .npy export of obsSize bytes and its index file (nil

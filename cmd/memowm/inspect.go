@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/memowm/memowm/codec"
@@ -60,8 +61,13 @@ func printSummary(w io.Writer, s *trajectory.Summary) {
 	} else {
 		fmt.Fprintf(w, "checksums     none: damage that still decodes cannot be detected (written by another tool or an older memowm)\n")
 	}
+	if s.Format == trajectory.NumPy.String() && !s.NPYActions {
+		fmt.Fprintf(w, "actions       none (%s is missing: an export from before memowm wrote it)\n", filepath.Base(trajectory.ActionsPath(s.Path)))
+		return
+	}
 	if s.Format == trajectory.NumPy.String() {
-		fmt.Fprintf(w, "actions       none (a .npy export holds observations only)\n")
+		fmt.Fprintf(w, "actions       in %s (episode, step, type, has_pos, x, y, has_delta, dx, dy, payload length, payload bytes: float64)\n", filepath.Base(trajectory.ActionsPath(s.Path)))
+		printActionMix(w, s)
 		return
 	}
 	fmt.Fprintf(w, "facts         %d observations\n", s.WithFacts)
@@ -70,6 +76,10 @@ func printSummary(w io.Writer, s *trajectory.Summary) {
 	} else {
 		fmt.Fprintf(w, "questions     none\n")
 	}
+	printActionMix(w, s)
+}
+
+func printActionMix(w io.Writer, s *trajectory.Summary) {
 	var parts []string
 	for _, name := range trajectory.ActionTypeNames() {
 		if n := s.Actions[name]; n > 0 {
