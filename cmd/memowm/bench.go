@@ -100,13 +100,46 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			Compare     []bench.Comparison `json:"compare,omitempty"`
 		}{rep, rule, cmp})
 	}
-	fmt.Fprintf(stdout, "%d episodes, %d observations (N+K: %d transitions + %d initial states); bundle %.12s\n",
-		rep.Episodes, rep.Observations, rep.Transitions, rep.Episodes, rep.Bundle)
+	layout := benchText
 	if *md {
-		fmt.Fprintf(stdout, "\n| method | bits/obs | ideal bits/obs | actions | x fixed | x best | delta NLL bits | kept | encode obs/s | decode obs/s |\n")
-		fmt.Fprintf(stdout, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
-	} else {
-		fmt.Fprintf(stdout, "%-18s %10s %10s %8s %8s %7s %9s %7s %11s %11s\n", "method", "bits/obs", "ideal", "actions", "x fixed", "x best", "dNLL bits", "kept", "enc obs/s", "dec obs/s")
+		layout = benchMarkdown
+	}
+	printBenchReport(stdout, rep, layout)
+	if cmp != nil {
+		fmt.Fprintf(stdout, "\nfill and history at one rule (%s):\n%-15s %10s %7s %14s %9s\n", rule, "variant", "ideal", "kept", "exact recovery", "dNLL bits")
+		for _, c := range cmp {
+			dnll := "n/a"
+			if c.DeltaNLLBits != nil {
+				dnll = fmt.Sprintf("%+.4f", *c.DeltaNLLBits)
+			}
+			fmt.Fprintf(stdout, "%-15s %10.1f %6.1f%% %13.1f%% %9s\n", c.Name, c.IdealBitsPerObs, 100*c.KeptFraction, 100*c.ExactRecovery, dnll)
+		}
+	}
+	return nil
+}
+
+// benchLayout is how printBenchReport lays out the rows.
+type benchLayout int
+
+const (
+	benchText        benchLayout = iota // aligned columns, with the speeds
+	benchMarkdown                       // a Markdown table, with the speeds
+	benchTextNoSpeed                    // aligned columns without the speeds (the demo: its speeds say little)
+)
+
+// printBenchReport prints rep as 'memowm bench' does: the episode count, a
+// row per method, the rows' notes, and the shared model's cost.
+func printBenchReport(w io.Writer, rep *bench.Report, layout benchLayout) {
+	fmt.Fprintf(w, "%d episodes, %d observations (N+K: %d transitions + %d initial states); bundle %.12s\n",
+		rep.Episodes, rep.Observations, rep.Transitions, rep.Episodes, rep.Bundle)
+	switch layout {
+	case benchMarkdown:
+		fmt.Fprintf(w, "\n| method | bits/obs | ideal bits/obs | actions | x fixed | x best | delta NLL bits | kept | encode obs/s | decode obs/s |\n")
+		fmt.Fprintf(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	case benchText:
+		fmt.Fprintf(w, "%-18s %10s %10s %8s %8s %7s %9s %7s %11s %11s\n", "method", "bits/obs", "ideal", "actions", "x fixed", "x best", "dNLL bits", "kept", "enc obs/s", "dec obs/s")
+	case benchTextNoSpeed:
+		fmt.Fprintf(w, "%-18s %10s %10s %8s %8s %7s %9s %7s\n", "method", "bits/obs", "ideal", "actions", "x fixed", "x best", "dNLL bits", "kept")
 	}
 	speed := func(v float64) string {
 		if v == 0 {
@@ -119,32 +152,25 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if m.DeltaNLLBits != nil {
 			dnll = fmt.Sprintf("%.4f", *m.DeltaNLLBits)
 		}
-		if *md {
-			fmt.Fprintf(stdout, "| %s | %.1f | %.1f | %.1f | %.3f | %.3f | %s | %.1f%% | %s | %s |\n", m.Name, m.BitsPerObs, m.IdealBitsPerObs,
+		switch layout {
+		case benchMarkdown:
+			fmt.Fprintf(w, "| %s | %.1f | %.1f | %.1f | %.3f | %.3f | %s | %.1f%% | %s | %s |\n", m.Name, m.BitsPerObs, m.IdealBitsPerObs,
 				m.ActionBitsPerObs, m.RatioFixedWidth, m.RatioBestGeneral, dnll, 100*m.KeptFraction, speed(m.EncodeObsPerS), speed(m.DecodeObsPerS))
-		} else {
-			fmt.Fprintf(stdout, "%-18s %10.1f %10.1f %8.1f %8.3f %7.3f %9s %6.1f%% %11s %11s\n", m.Name, m.BitsPerObs, m.IdealBitsPerObs,
+		case benchText:
+			fmt.Fprintf(w, "%-18s %10.1f %10.1f %8.1f %8.3f %7.3f %9s %6.1f%% %11s %11s\n", m.Name, m.BitsPerObs, m.IdealBitsPerObs,
 				m.ActionBitsPerObs, m.RatioFixedWidth, m.RatioBestGeneral, dnll, 100*m.KeptFraction, speed(m.EncodeObsPerS), speed(m.DecodeObsPerS))
+		case benchTextNoSpeed:
+			fmt.Fprintf(w, "%-18s %10.1f %10.1f %8.1f %8.3f %7.3f %9s %6.1f%%\n", m.Name, m.BitsPerObs, m.IdealBitsPerObs,
+				m.ActionBitsPerObs, m.RatioFixedWidth, m.RatioBestGeneral, dnll, 100*m.KeptFraction)
 		}
 	}
 	for _, m := range rep.Methods {
 		if m.Note != "" {
-			fmt.Fprintf(stdout, "  %s: %s\n", m.Name, m.Note)
+			fmt.Fprintf(w, "  %s: %s\n", m.Name, m.Note)
 		}
 	}
 	if rep.BundleBytes > 0 {
-		fmt.Fprintf(stdout, "  shared model: the bundle (%s, %s of it the quantizer) is in no row; spread over these %d observations it adds %.1f bits/obs to every wm row (S = B/N + R); the general-purpose rows need none\n",
+		fmt.Fprintf(w, "  shared model: the bundle (%s, %s of it the quantizer) is in no row; spread over these %d observations it adds %.1f bits/obs to every wm row (S = B/N + R); the general-purpose rows need none\n",
 			humanBytes(rep.BundleBytes), humanBytes(rep.QuantizerBytes), rep.Observations, rep.BundleBitsPerObs)
 	}
-	if cmp != nil {
-		fmt.Fprintf(stdout, "\nfill and history at one rule (%s):\n%-15s %10s %7s %14s %9s\n", rule, "variant", "ideal", "kept", "exact recovery", "dNLL bits")
-		for _, c := range cmp {
-			dnll := "n/a"
-			if c.DeltaNLLBits != nil {
-				dnll = fmt.Sprintf("%+.4f", *c.DeltaNLLBits)
-			}
-			fmt.Fprintf(stdout, "%-15s %10.1f %6.1f%% %13.1f%% %9s\n", c.Name, c.IdealBitsPerObs, 100*c.KeptFraction, 100*c.ExactRecovery, dnll)
-		}
-	}
-	return nil
 }

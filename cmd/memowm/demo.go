@@ -193,7 +193,7 @@ func runDemo(args []string, stdout, stderr io.Writer) (err error) {
 	if err := json.Unmarshal(js.Bytes(), &rep); err != nil {
 		return fmt.Errorf("demo: reading the bench report: %v", err)
 	}
-	printDemoBench(stdout, &rep)
+	printBenchReport(stdout, &rep, benchTextNoSpeed)
 	fmt.Fprintln(stdout)
 	for _, line := range demoConclusion(&rep, *wmSteps, train.Episodes) {
 		fmt.Fprintln(stdout, line)
@@ -217,31 +217,6 @@ func runDemo(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	fmt.Fprintf(stdout, "kept in %s after %.1f s: %s\n", out, time.Since(began).Seconds(), strings.Join(names, ", "))
 	return nil
-}
-
-// printDemoBench prints the bench table as 'memowm bench' does (without
-// the speeds), the rows' notes, and the shared model's cost.
-func printDemoBench(w io.Writer, rep *bench.Report) {
-	fmt.Fprintf(w, "%d episodes, %d observations (N+K: %d transitions + %d initial states); bundle %.12s\n",
-		rep.Episodes, rep.Observations, rep.Transitions, rep.Episodes, rep.Bundle)
-	fmt.Fprintf(w, "%-18s %10s %10s %8s %8s %7s %9s %7s\n", "method", "bits/obs", "ideal", "actions", "x fixed", "x best", "dNLL bits", "kept")
-	for _, m := range rep.Methods {
-		dnll := "n/a"
-		if m.DeltaNLLBits != nil {
-			dnll = fmt.Sprintf("%.4f", *m.DeltaNLLBits)
-		}
-		fmt.Fprintf(w, "%-18s %10.1f %10.1f %8.1f %8.3f %7.3f %9s %6.1f%%\n", m.Name, m.BitsPerObs, m.IdealBitsPerObs,
-			m.ActionBitsPerObs, m.RatioFixedWidth, m.RatioBestGeneral, dnll, 100*m.KeptFraction)
-	}
-	for _, m := range rep.Methods {
-		if m.Note != "" {
-			fmt.Fprintf(w, "  %s: %s\n", m.Name, m.Note)
-		}
-	}
-	if rep.BundleBytes > 0 {
-		fmt.Fprintf(w, "  shared model: the bundle (%s, %s of it the quantizer) is in no row; spread over these %d observations it adds %.1f bits/obs to every wm row (S = B/N + R); the general-purpose rows need none\n",
-			humanBytes(rep.BundleBytes), humanBytes(rep.QuantizerBytes), rep.Observations, rep.BundleBitsPerObs)
-	}
 }
 
 // generalRows names the bench's general-purpose compressor rows
