@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
@@ -12,6 +11,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/memowm/memowm/internal/fileread"
 	"github.com/memowm/memowm/opq"
 	"github.com/memowm/memowm/reader"
 	"github.com/memowm/memowm/worldmodel"
@@ -33,25 +33,11 @@ func tailLen(partsAfter int) int64 { return 8*int64(partsAfter) + 4 }
 // bytes.Reader, an io.LimitedReader), against them before anything is
 // allocated; the parts' readers grow their arrays as data arrives.
 func Read(r io.Reader) (*Bundle, error) {
-	b, err := read(r, available(r))
+	b, err := read(r, fileread.Available(r))
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	return b, nil
-}
-
-// available is how many bytes r can still give when r knows it, else -1.
-func available(r io.Reader) int64 {
-	switch r := r.(type) {
-	case interface{ Len() int }:
-		return int64(r.Len())
-	case *io.LimitedReader:
-		if n := available(r.R); n >= 0 && n < r.N {
-			return n
-		}
-		return max(r.N, 0)
-	}
-	return -1
 }
 
 // read is Read without the package prefix on errors; r can give avail more
@@ -185,26 +171,15 @@ func formatErr(format string, args ...any) error {
 // Load reads the bundle at path; bytes after its end are an error. Errors
 // start with "model: " and the path.
 func Load(path string) (*Bundle, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("model: %w", err)
-	}
-	size := int64(-1)
-	if st.Mode().IsRegular() {
-		size = st.Size()
-	}
-	br := bufio.NewReaderSize(f, 1<<16)
-	b, err := read(br, size)
-	if err != nil {
-		return nil, fmt.Errorf("model: %s: %w", path, err)
-	}
-	if _, err := br.ReadByte(); err != io.EOF {
+	b, err := fileread.Load(path, read)
+	var oe *fileread.OpenError
+	switch {
+	case errors.As(err, &oe):
+		return nil, fmt.Errorf("model: %w", oe.Err)
+	case errors.Is(err, fileread.ErrTrailing):
 		return nil, fmt.Errorf("model: %s: %w", path, formatErr("data after the checksum"))
+	case err != nil:
+		return nil, fmt.Errorf("model: %s: %w", path, err)
 	}
 	return b, nil
 }

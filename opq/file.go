@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/memowm/memowm/internal/atomicfile"
+	"github.com/memowm/memowm/internal/fileread"
 	"github.com/memowm/memowm/trajectory"
 )
 
@@ -131,27 +132,11 @@ func (c *countWriter) Write(p []byte) (int, error) {
 // read also wraps io.ErrUnexpectedEOF), never a panic; memory grows with the
 // bytes actually read, not with sizes claimed by the header.
 func Read(r io.Reader) (*Quantizer, error) {
-	q, err := read(r, available(r))
+	q, err := read(r, fileread.Available(r))
 	if err != nil {
 		return nil, fmt.Errorf("opq: %w", err)
 	}
 	return q, nil
-}
-
-// available is how many bytes r can still give when r knows it (a
-// bytes.Reader, strings.Reader or bytes.Buffer: Len; an io.LimitedReader: at
-// most N), else -1.
-func available(r io.Reader) int64 {
-	switch r := r.(type) {
-	case interface{ Len() int }:
-		return int64(r.Len())
-	case *io.LimitedReader:
-		if n := available(r.R); n >= 0 && n < r.N {
-			return n
-		}
-		return max(r.N, 0)
-	}
-	return -1
 }
 
 // fileSize is the size in bytes of a file of q's geometry.
@@ -298,26 +283,15 @@ func (q *Quantizer) Save(path string) error {
 // Load reads the quantizer file at path. Bytes after the checksum are an
 // error.
 func Load(path string) (*Quantizer, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("opq: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("opq: %w", err)
-	}
-	size := int64(-1)
-	if st.Mode().IsRegular() {
-		size = st.Size()
-	}
-	br := bufio.NewReaderSize(f, 1<<16)
-	q, err := read(br, size)
-	if err != nil {
-		return nil, fmt.Errorf("opq: %s: %w", path, err)
-	}
-	if _, err := br.ReadByte(); err != io.EOF {
+	q, err := fileread.Load(path, read)
+	var oe *fileread.OpenError
+	switch {
+	case errors.As(err, &oe):
+		return nil, fmt.Errorf("opq: %w", oe.Err)
+	case errors.Is(err, fileread.ErrTrailing):
 		return nil, fmt.Errorf("opq: %s: %w", path, formatErr("data after the checksum"))
+	case err != nil:
+		return nil, fmt.Errorf("opq: %s: %w", path, err)
 	}
 	return q, nil
 }

@@ -5,15 +5,16 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"hash/crc32"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/memowm/memowm/internal/atomicfile"
+	"github.com/memowm/memowm/internal/fileread"
 )
 
 // The weights file, version 1, all integers little-endian:
@@ -118,23 +119,7 @@ func (c *crcReader) full(p []byte, what string) error {
 // io.ErrUnexpectedEOF), never a panic; memory use grows with the bytes
 // actually read, not with sizes the header claims.
 func Read(r io.Reader) (*Model, error) {
-	return read(r, available(r))
-}
-
-// available is how many bytes r can still give when r knows it (a
-// bytes.Reader, strings.Reader or bytes.Buffer: Len; an io.LimitedReader: at
-// most N), else -1.
-func available(r io.Reader) int64 {
-	switch r := r.(type) {
-	case interface{ Len() int }:
-		return int64(r.Len())
-	case *io.LimitedReader:
-		if n := available(r.R); n >= 0 && n < r.N {
-			return n
-		}
-		return max(r.N, 0)
-	}
-	return -1
+	return read(r, fileread.Available(r))
 }
 
 // read is Read of a stream that can give avail more bytes (-1: unknown).
@@ -237,26 +222,15 @@ func (m *Model) Save(path string) error {
 // Load reads the weights file at path (see Read). Bytes after the file's end
 // are an error (ErrFormat).
 func Load(path string) (*Model, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("worldmodel: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("worldmodel: %w", err)
-	}
-	size := int64(-1)
-	if st.Mode().IsRegular() {
-		size = st.Size()
-	}
-	br := bufio.NewReaderSize(f, 1<<16)
-	m, err := read(br, size)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if _, err := br.ReadByte(); err != io.EOF {
+	m, err := fileread.Load(path, read)
+	var oe *fileread.OpenError
+	switch {
+	case errors.As(err, &oe):
+		return nil, fmt.Errorf("worldmodel: %w", oe.Err)
+	case errors.Is(err, fileread.ErrTrailing):
 		return nil, fmt.Errorf("%s: %w: data after the end of the weights", path, ErrFormat)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
 }
