@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/memowm/memowm/entropy"
+	"github.com/memowm/memowm/internal/fileread"
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
@@ -384,13 +385,4 @@ func (r *Reader) epErr(i int, err error) error {
 }
 
 // IsFile reports whether the file at path starts with the memory-file magic.
-func IsFile(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var m [len(Magic)]byte
-	_, err = io.ReadFull(f, m[:])
-	return err == nil && string(m[:]) == Magic
-}
+func IsFile(path string) bool { return fileread.HasMagic(path, Magic) }

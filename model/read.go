@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
 
 	"github.com/memowm/memowm/internal/fileread"
 	"github.com/memowm/memowm/opq"
@@ -185,13 +184,4 @@ func Load(path string) (*Bundle, error) {
 }
 
 // IsFile reports whether the file at path starts with the bundle magic.
-func IsFile(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var m [len(Magic)]byte
-	_, err = io.ReadFull(f, m[:])
-	return err == nil && string(m[:]) == Magic
-}
+func IsFile(path string) bool { return fileread.HasMagic(path, Magic) }

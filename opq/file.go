@@ -9,7 +9,6 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/memowm/memowm/internal/atomicfile"
@@ -297,13 +296,4 @@ func Load(path string) (*Quantizer, error) {
 }
 
 // IsFile reports whether the file at path starts with the quantizer magic.
-func IsFile(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var b [len(Magic)]byte
-	_, err = io.ReadFull(f, b[:])
-	return err == nil && string(b[:]) == Magic
-}
+func IsFile(path string) bool { return fileread.HasMagic(path, Magic) }

@@ -2,7 +2,6 @@ package reader
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/memowm/memowm/internal/atomicfile"
+	"github.com/memowm/memowm/internal/fileread"
 )
 
 // The probe file format, version 1, little-endian throughout:
@@ -198,13 +198,4 @@ func (p *Probe) Save(path string) error {
 }
 
 // IsFile reports whether the file at path starts with the probe magic.
-func IsFile(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var m [len(Magic)]byte
-	_, err = io.ReadFull(f, m[:])
-	return err == nil && bytes.Equal(m[:], []byte(Magic))
-}
+func IsFile(path string) bool { return fileread.HasMagic(path, Magic) }

@@ -1,6 +1,7 @@
 // Package fileread reads a whole file through a format's reader that is
 // told how many bytes the file holds, so that no length read from the file
-// makes it allocate more than the file can hold.
+// makes it allocate more than the file can hold; and it tells a file kind by
+// its magic.
 //
 // Invariants: the reader gets the file's size (-1 when the file is not a
 // regular file, such as a pipe: then it can only grow as bytes arrive);
@@ -67,4 +68,17 @@ func Available(r io.Reader) int64 {
 		return max(r.N, 0)
 	}
 	return -1
+}
+
+// HasMagic reports whether the file at path starts with magic (a file kind's
+// first bytes); an unreadable or shorter file does not.
+func HasMagic(path, magic string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, len(magic))
+	_, err = io.ReadFull(f, b)
+	return err == nil && string(b) == magic
 }

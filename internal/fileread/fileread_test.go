@@ -65,3 +65,13 @@ func TestAvailable(t *testing.T) {
 		}
 	}
 }
+
+func TestHasMagic(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("MAGICrest"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !HasMagic(p, "MAGIC") || HasMagic(p, "MAGIX") || HasMagic(p, "MAGICrest and more") || HasMagic(p+"-missing", "M") {
+		t.Fatal("HasMagic")
+	}
+}
