@@ -56,7 +56,7 @@ func PlotSweep(dir string, pts []CurvePoint, rows []HorizonRow) ([]string, error
 	p = plot.New()
 	p.Title.Text = "Total storage vs capacity, per horizon N"
 	p.X.Label.Text = "parameters P"
-	p.Y.Label.Text = "S(P, N) = 16P/N + R(P), bits per observation"
+	p.Y.Label.Text = "S(P, N) = B(P)/N + R(P), bits per observation"
 	logX(p)
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}

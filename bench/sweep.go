@@ -11,16 +11,22 @@ import (
 )
 
 // CurvePoint is one model capacity and its episodic rate (paper A.4): the
-// model's parameters P and R(P), bits per observation at lambda = 0.
+// model's parameters P, R(P), bits per observation at lambda = 0, and the
+// bytes of the bundle that holds the model (quantizer, FP32 weights and
+// policy), when known.
 type CurvePoint struct {
 	Name   string  `json:"name"`
 	Params float64 `json:"params"`
 	Rate   float64 `json:"rate_bits_per_obs"`
+	// BundleBytes is the size of the bundle file a reader needs: B_shared
+	// as stored. 0 when unknown (a curve file without the column); the
+	// weights alone at FP32 are counted then.
+	BundleBytes int64 `json:"bundle_bytes,omitempty"`
 }
 
 // HorizonRow is the total storage per observation of every point at one
-// horizon N (remembered observations): S(P, N) = 16 P / N + R(P), the model
-// amortised (FP16) plus the episodic rate, and the best point.
+// horizon N (remembered observations): S(P, N) = B_shared(P) / N + R(P), the
+// shared model amortised plus the episodic rate, and the best point.
 type HorizonRow struct {
 	N     float64   `json:"n"`
 	Total []float64 `json:"total_bits_per_obs"` // in the order of the points
@@ -28,15 +34,41 @@ type HorizonRow struct {
 }
 
 // BreakEven is the horizon past which the larger of two consecutive points
-// (by parameters) stores less: N > (16 P_b - 16 P_a) / (R_a - R_b), or +Inf
-// when the larger model's rate is not lower (it never wins).
+// (by parameters) stores less: N > (B_b - B_a) / (R_a - R_b), or +Inf when
+// the larger model's rate is not lower (it never wins).
 type BreakEven struct {
 	Smaller, Larger string
 	N               float64
 }
 
-// SharedBits is B_shared(P) = 16 P: FP16 weights.
-func SharedBits(params float64) float64 { return 16 * params }
+// SharedBits is B_shared(P) in bits, the model at the precision it is
+// stored in: 8 times the bundle's bytes (quantizer, FP32 weights, policy)
+// when they are known, else 32 P, the FP32 weights alone.
+func SharedBits(p CurvePoint) float64 {
+	if p.BundleBytes > 0 {
+		return 8 * float64(p.BundleBytes)
+	}
+	return 32 * p.Params
+}
+
+// SharedRule says in words what SharedBits counted for pts: "bundle" when
+// every point has its bundle's bytes, "weights" when none has, "mixed"
+// otherwise (Analyze refuses that).
+func SharedRule(pts []CurvePoint) string {
+	n := 0
+	for _, p := range pts {
+		if p.BundleBytes > 0 {
+			n++
+		}
+	}
+	switch n {
+	case len(pts):
+		return "bundle"
+	case 0:
+		return "weights"
+	}
+	return "mixed"
+}
 
 // Analyze sorts points by parameters and computes the totals at every
 // horizon and the break-even horizon of consecutive points.
@@ -47,9 +79,12 @@ func Analyze(points []CurvePoint, horizons []float64) ([]CurvePoint, []HorizonRo
 	pts := append([]CurvePoint(nil), points...)
 	sort.SliceStable(pts, func(i, j int) bool { return pts[i].Params < pts[j].Params })
 	for _, p := range pts {
-		if !(p.Params > 0) || !(p.Rate >= 0) || math.IsInf(p.Rate, 0) {
-			return nil, nil, nil, fmt.Errorf("bench: curve point %q has params %g and rate %g", p.Name, p.Params, p.Rate)
+		if !(p.Params > 0) || !(p.Rate >= 0) || math.IsInf(p.Rate, 0) || p.BundleBytes < 0 {
+			return nil, nil, nil, fmt.Errorf("bench: curve point %q has params %g, rate %g and bundle bytes %d", p.Name, p.Params, p.Rate, p.BundleBytes)
 		}
+	}
+	if SharedRule(pts) == "mixed" {
+		return nil, nil, nil, fmt.Errorf("bench: some curve points give their bundle's bytes and some do not; the totals would count different things")
 	}
 	var rows []HorizonRow
 	for _, n := range horizons {
@@ -59,7 +94,7 @@ func Analyze(points []CurvePoint, horizons []float64) ([]CurvePoint, []HorizonRo
 		r := HorizonRow{N: n}
 		best := -1
 		for i, p := range pts {
-			s := SharedBits(p.Params)/n + p.Rate
+			s := SharedBits(p)/n + p.Rate
 			r.Total = append(r.Total, s)
 			if best < 0 || s < r.Total[best] {
 				best = i
@@ -73,7 +108,7 @@ func Analyze(points []CurvePoint, horizons []float64) ([]CurvePoint, []HorizonRo
 		a, b := pts[i], pts[i+1]
 		n := math.Inf(1)
 		if b.Rate < a.Rate {
-			n = (SharedBits(b.Params) - SharedBits(a.Params)) / (a.Rate - b.Rate)
+			n = (SharedBits(b) - SharedBits(a)) / (a.Rate - b.Rate)
 		}
 		be = append(be, BreakEven{Smaller: a.Name, Larger: b.Name, N: n})
 	}
@@ -90,7 +125,8 @@ func DefaultHorizons() []float64 {
 }
 
 // ReadCurve reads a capacity curve from CSV: a header naming the columns
-// name, params and rate_bits_per_obs (in any order), then one point a row.
+// name, params and rate_bits_per_obs and optionally bundle_bytes (in any
+// order), then one point a row.
 func ReadCurve(r io.Reader) ([]CurvePoint, error) {
 	rows, err := csv.NewReader(r).ReadAll()
 	if err != nil {
@@ -125,7 +161,18 @@ func ReadCurve(r io.Reader) ([]CurvePoint, error) {
 		if err != nil {
 			return nil, err
 		}
-		pts = append(pts, CurvePoint{Name: strings.TrimSpace(row[col["name"]]), Params: p, Rate: rate})
+		pt := CurvePoint{Name: strings.TrimSpace(row[col["name"]]), Params: p, Rate: rate}
+		if _, ok := col["bundle_bytes"]; ok {
+			b, err := num("bundle_bytes")
+			if err != nil {
+				return nil, err
+			}
+			if !(b >= 0 && b < 1<<50 && b == math.Trunc(b)) {
+				return nil, fmt.Errorf("bench: curve line %d: bundle_bytes %g is not a byte count", n+2, b)
+			}
+			pt.BundleBytes = int64(b)
+		}
+		pts = append(pts, pt)
 	}
 	return pts, nil
 }
@@ -139,7 +186,7 @@ func WriteSweepCSV(w io.Writer, pts []CurvePoint, rows []HorizonRow) error {
 		for i, p := range pts {
 			cw.Write([]string{
 				strconv.FormatFloat(r.N, 'g', -1, 64), p.Name, strconv.FormatFloat(p.Params, 'g', -1, 64),
-				strconv.FormatFloat(p.Rate, 'f', 3, 64), strconv.FormatFloat(SharedBits(p.Params)/r.N, 'f', 3, 64),
+				strconv.FormatFloat(p.Rate, 'f', 3, 64), strconv.FormatFloat(SharedBits(p)/r.N, 'f', 3, 64),
 				strconv.FormatFloat(r.Total[i], 'f', 3, 64), strconv.FormatBool(r.Best == p.Name),
 			})
 		}

@@ -9,7 +9,7 @@ import (
 )
 
 func TestAnalyzeHandComputed(t *testing.T) {
-	pts := []CurvePoint{{"large", 1e6, 90}, {"small", 1e5, 100}}
+	pts := []CurvePoint{{Name: "large", Params: 1e6, Rate: 90}, {Name: "small", Params: 1e5, Rate: 100}}
 	sorted, rows, be, err := Analyze(pts, []float64{1e6, 1e7})
 	if err != nil {
 		t.Fatal(err)
@@ -17,9 +17,10 @@ func TestAnalyzeHandComputed(t *testing.T) {
 	if sorted[0].Name != "small" {
 		t.Fatal("points are not sorted by parameters")
 	}
-	// N = 1e6: small 1.6 + 100 = 101.6, large 16 + 90 = 106 -> small.
-	// N = 1e7: small 0.16 + 100 = 100.16, large 1.6 + 90 = 91.6 -> large.
-	want := [][]float64{{101.6, 106}, {100.16, 91.6}}
+	// No bundle sizes: B = 32 P, the FP32 weights.
+	// N = 1e6: small 3.2 + 100 = 103.2, large 32 + 90 = 122 -> small.
+	// N = 1e7: small 0.32 + 100 = 100.32, large 3.2 + 90 = 93.2 -> large.
+	want := [][]float64{{103.2, 122}, {100.32, 93.2}}
 	for i, r := range rows {
 		for k := range r.Total {
 			if math.Abs(r.Total[k]-want[i][k]) > 1e-9 {
@@ -30,14 +31,29 @@ func TestAnalyzeHandComputed(t *testing.T) {
 	if rows[0].Best != "small" || rows[1].Best != "large" {
 		t.Fatalf("best %s, %s", rows[0].Best, rows[1].Best)
 	}
-	// Break-even: 16 * (1e6 - 1e5) / (100 - 90) = 1.44e6.
-	if len(be) != 1 || math.Abs(be[0].N-1.44e6) > 1e-6 {
+	// Break-even: 32 * (1e6 - 1e5) / (100 - 90) = 2.88e6.
+	if len(be) != 1 || math.Abs(be[0].N-2.88e6) > 1e-6 {
 		t.Fatalf("break-even %+v", be)
+	}
+
+	// With the bundles' bytes (quantizer and weights): B = 8 * bytes.
+	pts[0].BundleBytes, pts[1].BundleBytes = 9_000_000, 5_400_000
+	_, rows, be, err = Analyze(pts, []float64{1e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// small 43.2 + 100 = 143.2, large 72 + 90 = 162; break-even 8 * 3.6e6 / 10.
+	if math.Abs(rows[0].Total[0]-143.2) > 1e-9 || math.Abs(rows[0].Total[1]-162) > 1e-9 || math.Abs(be[0].N-2.88e6) > 1e-6 {
+		t.Fatalf("with bundle bytes: %+v %+v", rows, be)
+	}
+	pts[0].BundleBytes = 0
+	if _, _, _, err := Analyze(pts, []float64{1e6}); err == nil || !strings.Contains(err.Error(), "some curve points") {
+		t.Fatalf("a curve counting two things was accepted: %v", err)
 	}
 }
 
 func TestSmallerModelNeverBeaten(t *testing.T) {
-	pts := []CurvePoint{{"a", 1e5, 100}, {"b", 1e6, 100}, {"c", 1e7, 120}}
+	pts := []CurvePoint{{Name: "a", Params: 1e5, Rate: 100}, {Name: "b", Params: 1e6, Rate: 100}, {Name: "c", Params: 1e7, Rate: 120}}
 	_, rows, be, err := Analyze(pts, DefaultHorizons())
 	if err != nil {
 		t.Fatal(err)
@@ -62,21 +78,26 @@ func TestCurveCSV(t *testing.T) {
 	}
 	sorted, rows, _, _ := Analyze(pts, []float64{1e6})
 	var b bytes.Buffer
-	if err := WriteSweepCSV(&b, sorted, rows); err != nil || !strings.Contains(b.String(), "1e+06,small,100000,100.000,1.600,101.600,true") {
+	if err := WriteSweepCSV(&b, sorted, rows); err != nil || !strings.Contains(b.String(), "1e+06,small,100000,100.000,3.200,103.200,true") {
 		t.Fatalf("csv %q %v", b.String(), err)
 	}
-	for _, bad := range []string{"", "name,params\nx,1\n", "name,params,rate_bits_per_obs\nx,one,1\n"} {
+	pts, err = ReadCurve(strings.NewReader("name,params,rate_bits_per_obs,bundle_bytes\nsmall,1e5,100,6050000\n"))
+	if err != nil || pts[0].BundleBytes != 6050000 {
+		t.Fatalf("bundle_bytes: %+v %v", pts, err)
+	}
+	for _, bad := range []string{"", "name,params\nx,1\n", "name,params,rate_bits_per_obs\nx,one,1\n",
+		"name,params,rate_bits_per_obs,bundle_bytes\nx,1,1,-5\n", "name,params,rate_bits_per_obs,bundle_bytes\nx,1,1,2.5\n"} {
 		if _, err := ReadCurve(strings.NewReader(bad)); err == nil {
 			t.Errorf("curve %q was accepted", bad)
 		}
 	}
-	if _, _, _, err := Analyze([]CurvePoint{{"x", 0, 1}}, nil); err == nil {
+	if _, _, _, err := Analyze([]CurvePoint{{Name: "x", Params: 0, Rate: 1}}, nil); err == nil {
 		t.Error("zero parameters accepted")
 	}
 }
 
 func TestPlotSweep(t *testing.T) {
-	pts := []CurvePoint{{"tiny", 168440, 4009.1}, {"small", 966672, 3897.1}, {"base", 5442304, 3850}}
+	pts := []CurvePoint{{Name: "tiny", Params: 168440, Rate: 4009.1}, {Name: "small", Params: 966672, Rate: 3897.1}, {Name: "base", Params: 5442304, Rate: 3850}}
 	sorted, rows, _, err := Analyze(pts, DefaultHorizons())
 	if err != nil {
 		t.Fatal(err)

@@ -22,9 +22,11 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sweep", "(--train TRAIN --eval EVAL --presets a,b,... | --curve FILE) --out DIR",
 		"The capacity-vs-horizon study (paper A.4): train each preset on TRAIN (bundles\n"+
 			"already in DIR are reused), measure its lossless episodic rate R(P) on EVAL,\n"+
-			"then S(P, N) = 16P/N + R(P) over horizons N, the best capacity per N, and the\n"+
+			"then S(P, N) = B(P)/N + R(P) over horizons N, where B(P) is the bundle's bytes\n"+
+			"x 8 (quantizer and FP32 weights, as stored), the best capacity per N, and the\n"+
 			"break-even horizon of consecutive presets. --curve FILE (CSV: name, params,\n"+
-			"rate_bits_per_obs) analyses a measured curve instead. Writes DIR/curve.csv,\n"+
+			"rate_bits_per_obs, optionally bundle_bytes; without it B = 32P, the weights\n"+
+			"alone) analyses a measured curve instead. Writes DIR/curve.csv,\n"+
 			"DIR/sweep.csv, DIR/sweep.json and the figures rate_vs_params,\n"+
 			"total_vs_params and optimal_params_vs_horizon as SVG and PNG.", stdout)
 	train := fs.String("train", "", "training trajectories")
@@ -92,11 +94,18 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "capacity curve (lossless episodic rate R(P), bits per observation):\n")
+	fmt.Fprintf(stdout, "capacity curve (lossless episodic rate R(P), bits per observation; B(P) the shared model):\n")
 	for _, p := range sorted {
-		fmt.Fprintf(stdout, "  %-8s %12.0f parameters  R = %.1f\n", p.Name, p.Params, p.Rate)
+		b := "the FP32 weights"
+		if p.BundleBytes > 0 {
+			b = "the bundle: quantizer, FP32 weights, policy"
+		}
+		fmt.Fprintf(stdout, "  %-8s %12.0f parameters  R = %.1f  B = %s (%s)\n", p.Name, p.Params, p.Rate, humanBytes(int64(bench.SharedBits(p)/8)), b)
 	}
-	fmt.Fprintf(stdout, "best capacity by horizon N (S = 16P/N + R):\n")
+	if bench.SharedRule(sorted) == "weights" {
+		fmt.Fprintf(stdout, "  (%s gives no bundle sizes: B counts the weights alone at FP32, not the quantizer every bundle also holds)\n", *curve)
+	}
+	fmt.Fprintf(stdout, "best capacity by horizon N (S = B/N + R):\n")
 	for _, r := range rows {
 		fmt.Fprintf(stdout, "  N = %-12.4g best %-8s S = %.1f bits/obs\n", r.N, r.Best, minOf(r.Total))
 	}
@@ -174,16 +183,20 @@ func measureCurve(train, eval string, presets []string, steps int, opqPath, dir 
 			}
 		}
 		cfg := b.Model.Config()
-		pt := bench.CurvePoint{Name: p, Params: float64(cfg.NumParams()), Rate: bits / float64(max(obs, 1))}
+		st, err := os.Stat(path)
+		if err != nil {
+			return nil, err
+		}
+		pt := bench.CurvePoint{Name: p, Params: float64(cfg.NumParams()), Rate: bits / float64(max(obs, 1)), BundleBytes: st.Size()}
 		pts = append(pts, pt)
 		if !quiet {
-			fmt.Fprintf(stderr, "sweep: %s: %.0f parameters, R = %.1f bits/obs on %s\n", p, pt.Params, pt.Rate, eval)
+			fmt.Fprintf(stderr, "sweep: %s: %.0f parameters, bundle %s, R = %.1f bits/obs on %s\n", p, pt.Params, humanBytes(pt.BundleBytes), pt.Rate, eval)
 		}
 	}
 	err := atomicfile.Write(filepath.Join(dir, "curve.csv"), func(w io.Writer) error {
-		fmt.Fprintln(w, "name,params,rate_bits_per_obs")
+		fmt.Fprintln(w, "name,params,rate_bits_per_obs,bundle_bytes")
 		for _, p := range pts {
-			fmt.Fprintf(w, "%s,%.0f,%.4f\n", p.Name, p.Params, p.Rate)
+			fmt.Fprintf(w, "%s,%.0f,%.4f,%d\n", p.Name, p.Params, p.Rate, p.BundleBytes)
 		}
 		return nil
 	})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,8 +15,8 @@ func TestSweep(t *testing.T) {
 	curve := filepath.Join(dir, "c.csv")
 	os.WriteFile(curve, []byte("name,params,rate_bits_per_obs\ntiny,168440,4009.1\nsmall,966672,3897.1\n"), 0o644)
 	code, out, errs := memowm(t, "sweep", "--curve", curve, "--out", filepath.Join(dir, "a"))
-	// 16 * (966672 - 168440) / (4009.1 - 3897.1) = 114033.1
-	if code != 0 || !strings.Contains(out, "break-even tiny -> small: N > 1.14e+05") {
+	// No bundle sizes: B = 32P. 32 * (966672 - 168440) / (4009.1 - 3897.1) = 228066.3
+	if code != 0 || !strings.Contains(out, "break-even tiny -> small: N > 2.281e+05") || !strings.Contains(out, "gives no bundle sizes") {
 		t.Fatalf("sweep --curve: %d\n%s%s", code, out, errs)
 	}
 	for _, f := range []string{"sweep.csv", "sweep.json", "rate_vs_params.svg", "total_vs_params.png", "optimal_params_vs_horizon.svg"} {
@@ -31,8 +32,18 @@ func TestSweep(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "tiny           168440 parameters") {
 		t.Fatalf("sweep --train: %d\n%s%s", code, out, errs)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "b", "curve.csv")); err != nil || !strings.HasPrefix(string(b), "name,params,rate_bits_per_obs\ntiny,168440,") {
-		t.Fatalf("curve.csv %q %v", b, err)
+	// The trained curve counts each bundle as stored: quantizer and FP32
+	// weights, the file's bytes.
+	st, err := os.Stat(filepath.Join(dir, "b", "tiny.mwb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "b", "curve.csv")); err != nil || !strings.HasPrefix(string(b), "name,params,rate_bits_per_obs,bundle_bytes\ntiny,168440,") ||
+		!strings.HasSuffix(string(b), fmt.Sprintf(",%d\n", st.Size())) {
+		t.Fatalf("curve.csv %q %v (bundle %d bytes)", b, err, st.Size())
+	}
+	if !strings.Contains(out, "B = "+humanBytes(st.Size())+" (the bundle: quantizer, FP32 weights, policy)") || strings.Contains(out, "no bundle sizes") {
+		t.Fatalf("sweep --train does not count the bundle: %s", out)
 	}
 	// A bundle is reused only when it records a finished run of the same
 	// preset and steps: not after other steps, not after an interruption.
