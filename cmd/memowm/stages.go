@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -78,7 +81,7 @@ func loadCalib(b *model.Bundle, path string) (*calibData, error) {
 // stageFlags are the flags every later stage shares.
 type stageFlags struct {
 	bundle, in, out *string
-	quiet           *bool
+	quiet, json     *bool
 }
 
 func newStage(name, summary string, stdout io.Writer) (*flag.FlagSet, *stageFlags) {
@@ -88,7 +91,50 @@ func newStage(name, summary string, stdout io.Writer) (*flag.FlagSet, *stageFlag
 		in:     fs.String("in", "", "trajectories with questions (required)"),
 		out:    fs.String("out", "", "bundle to write (required; may equal --model)"),
 		quiet:  fs.Bool("quiet", false, "no progress on stderr"),
+		json:   fs.Bool("json", false, "print the summary as JSON (progress stays on stderr)"),
 	}
+}
+
+// text is where a stage prints its summary as text: stdout, or nowhere
+// under --json (the JSON summary then goes to stdout).
+func (sf *stageFlags) text(stdout io.Writer) io.Writer {
+	if *sf.json {
+		return io.Discard
+	}
+	return stdout
+}
+
+// finish prints a stage's JSON summary under --json, adding the bundle
+// written and its hash.
+func (sf *stageFlags) finish(stdout io.Writer, b *model.Bundle, sum map[string]any) error {
+	if !*sf.json {
+		fmt.Fprintf(stdout, "wrote %s, bundle sha256 %s\n", *sf.out, b.HashString())
+		return nil
+	}
+	sum["out"], sum["sha256"] = *sf.out, b.HashString()
+	return writeJSON(stdout, sum)
+}
+
+// evaluationJSON is a reader evaluation in the JSON style of every --json;
+// accuracy is null for a reader that does not predict a choice.
+func evaluationJSON(ev reader.Evaluation) map[string]any {
+	kind := func(k reader.KindStats) map[string]any {
+		m := map[string]any{"questions": k.N, "mean_bits": k.MeanBits, "chance_accuracy": k.ChanceAccuracy, "chance_bits": k.ChanceBits, "accuracy": nil}
+		if k.Correct >= 0 && !math.IsNaN(k.Accuracy) {
+			m["accuracy"], m["correct"] = k.Accuracy, k.Correct
+		}
+		if k.Kind != "" {
+			m["kind"] = k.Kind
+		}
+		return m
+	}
+	kinds := []map[string]any{}
+	for _, k := range ev.Kinds {
+		kinds = append(kinds, kind(k))
+	}
+	m := kind(ev.All)
+	m["kinds"] = kinds
+	return m
 }
 
 func (sf *stageFlags) check(fs *flag.FlagSet, args []string) error {
@@ -142,10 +188,11 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 		if err := b.Save(*sf.out); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "reader: %s (%d parameters) from %s\n", probe.Name(), probe.NumParams(), *probePath)
-		printEvaluation(stdout, fmt.Sprintf("%s (%d questions)", *sf.in, len(data.qs)), ev)
-		fmt.Fprintf(stdout, "wrote %s, bundle sha256 %s\n", *sf.out, b.HashString())
-		return nil
+		text := sf.text(stdout)
+		fmt.Fprintf(text, "reader: %s (%d parameters) from %s\n", probe.Name(), probe.NumParams(), *probePath)
+		printEvaluation(text, fmt.Sprintf("%s (%d questions)", *sf.in, len(data.qs)), ev)
+		return sf.finish(stdout, b, map[string]any{"stage": "reader", "reader": probe.Name(), "params": probe.NumParams(),
+			"probe": *probePath, "questions": len(data.qs), "evaluation": evaluationJSON(ev)})
 	}
 	cfg := d
 	cfg.Epochs, cfg.Seed = *epochs, *seed
@@ -163,11 +210,14 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 	if err := b.Save(*sf.out); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "reader: %d parameters, trained on %d questions (%d episodes) in %.1f s, best epoch %d of %d\n",
+	text := sf.text(stdout)
+	fmt.Fprintf(text, "reader: %d parameters, trained on %d questions (%d episodes) in %.1f s, best epoch %d of %d\n",
 		rep.Params, rep.TrainQuestions, rep.TrainEpisodes, rep.Duration.Seconds(), rep.BestEpoch, rep.Epochs)
-	printEvaluation(stdout, fmt.Sprintf("validation (%d questions, %d episodes)", rep.ValQuestions, rep.ValEpisodes), rep.Val)
-	fmt.Fprintf(stdout, "wrote %s, bundle sha256 %s\n", *sf.out, b.HashString())
-	return nil
+	printEvaluation(text, fmt.Sprintf("validation (%d questions, %d episodes)", rep.ValQuestions, rep.ValEpisodes), rep.Val)
+	return sf.finish(stdout, b, map[string]any{"stage": "reader", "reader": probe.Name(), "params": rep.Params,
+		"train_questions": rep.TrainQuestions, "train_episodes": rep.TrainEpisodes, "seconds": rep.Duration.Seconds(),
+		"best_epoch": rep.BestEpoch, "epochs": rep.Epochs, "validation_questions": rep.ValQuestions,
+		"validation_episodes": rep.ValEpisodes, "validation": evaluationJSON(rep.Val)})
 }
 
 func printEvaluation(w io.Writer, title string, ev reader.Evaluation) {
@@ -230,11 +280,12 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var v []float64
+	var v, damage []float64
 	var what string
+	text := sf.text(stdout)
 	switch *signMode {
 	case "loop":
-		if v, err = loopImpacts(b, p, nb, cal, data, *loopEps, *batch, *sf.quiet, stdout, stderr); err != nil {
+		if v, damage, err = loopImpacts(b, p, nb, cal, data, *loopEps, *batch, *sf.quiet, text, stderr); err != nil {
 			return err
 		}
 		what = fmt.Sprintf("%d questions, %d closed-loop slot omissions", len(data.qs), len(v)/b.OPQ.Subspaces())
@@ -260,16 +311,25 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	if err := b.Save(*sf.out); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "risk: %d episodes, %s, in %.1f s; on the %s; reference error rate %.4f\n",
+	sum := map[string]any{"stage": "risk", "episodes": len(data.eps), "questions": len(data.qs), "impact_mode": *signMode,
+		"seconds": time.Since(start).Seconds(), "prior": *priorFlag, "reference_error_rate": cal.ErrorRate()}
+	for k, x := range policyJSON(b.Policy, cal) {
+		sum[k] = x
+	}
+	if damage != nil {
+		sum["slot_damage"] = damage
+	}
+	fmt.Fprintf(text, "risk: %d episodes, %s, in %.1f s; on the %s; reference error rate %.4f\n",
 		len(data.eps), what, time.Since(start).Seconds(), priorDistribution(*priorFlag), cal.ErrorRate())
-	printRiskPolicy(stdout, b.Policy, cal)
+	printRiskPolicy(text, b.Policy, cal)
 	if *check != "" {
-		if err := checkImpact(stdout, b, p, nb, *check, v, *batch); err != nil {
+		rows, err := checkImpact(text, b, p, nb, *check, v, *batch)
+		if err != nil {
 			return err
 		}
+		sum["check"] = map[string]any{"in": *check, "rows": rows}
 	}
-	fmt.Fprintf(stdout, "wrote %s, bundle sha256 %s\n", *sf.out, b.HashString())
-	return nil
+	return sf.finish(stdout, b, sum)
 }
 
 // mixNeighbours is the bundle's neighbour order when mix is set (the mixing
@@ -328,14 +388,14 @@ func collectItems(p worldmodel.Predictor, nb *codec.Neighbours, data *calibData,
 // calibration episodes (every coordinate of the slot omitted at every step)
 // and spreads it over the slot's coordinates by their error rates
 // (risk.GroupImpacts).
-func loopImpacts(b *model.Bundle, p worldmodel.Predictor, nb *codec.Neighbours, cal *risk.Calibration, data *calibData, n, batch int, quiet bool, stdout, stderr io.Writer) ([]float64, error) {
+func loopImpacts(b *model.Bundle, p worldmodel.Predictor, nb *codec.Neighbours, cal *risk.Calibration, data *calibData, n, batch int, quiet bool, stdout, stderr io.Writer) (impact, damage []float64, err error) {
 	eps := data.eps
 	if n > 0 && n < len(eps) {
 		eps = eps[:n]
 	}
 	groups, err := risk.SlotGroups(len(cal.CoordN), b.OPQ.Subspaces())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	start := time.Now()
 	setup := &calib.Setup{P: p, Q: b.OPQ, Scorer: b.Reader, Episodes: eps, Questions: data.qs, Batch: batch, Mix: nb,
@@ -347,9 +407,9 @@ func loopImpacts(b *model.Bundle, p worldmodel.Predictor, nb *codec.Neighbours, 
 		}}
 	pts, err := setup.GroupDamage(groups)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	damage := make([]float64, len(pts))
+	damage = make([]float64, len(pts))
 	for g, pt := range pts {
 		damage[g] = pt.AbsChange
 	}
@@ -367,39 +427,41 @@ func loopImpacts(b *model.Bundle, p worldmodel.Predictor, nb *codec.Neighbours, 
 		fmt.Fprintf(stdout, " %2d:%.4f", g, d)
 	}
 	fmt.Fprintln(stdout)
-	return risk.GroupImpacts(damage, groups, errRate)
+	impact, err = risk.GroupImpacts(damage, groups, errRate)
+	return impact, damage, err
 }
 
 // checkImpact compares, on held-out trajectories, the damage of omitting at
 // once the coordinates with the lowest V_j (5%, 10%, 20%) with that of random
 // sets of the same size (the mean of 5 seeded draws).
-func checkImpact(w io.Writer, b *model.Bundle, p worldmodel.Predictor, nb *codec.Neighbours, path string, v []float64, batch int) error {
+func checkImpact(w io.Writer, b *model.Bundle, p worldmodel.Predictor, nb *codec.Neighbours, path string, v []float64, batch int) ([]map[string]any, error) {
 	data, err := loadCalib(b, path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	_, items, err := collectItems(p, nb, data, batch)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	order := make([]int, len(v))
 	for j := range order {
 		order[j] = j
 	}
 	sort.SliceStable(order, func(a, c int) bool { return v[order[a]] < v[order[c]] })
+	var rows []map[string]any
 	rng := rand.New(rand.NewPCG(1, 1))
 	fmt.Fprintf(w, "held-out check on %s (%d questions): damage of omitting the lowest-V_j coordinates vs random sets\n", path, len(items))
 	for _, frac := range []float64{0.05, 0.10, 0.20} {
 		k := int(frac * float64(len(v)))
 		low, err := risk.SetDamage(b.OPQ, b.Reader, items, order[:k])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		var rnd float64
 		for r := 0; r < 5; r++ {
 			d, err := risk.SetDamage(b.OPQ, b.Reader, items, rng.Perm(len(v))[:k])
 			if err != nil {
-				return err
+				return nil, err
 			}
 			rnd += d / 5
 		}
@@ -407,9 +469,10 @@ func checkImpact(w io.Writer, b *model.Bundle, p worldmodel.Predictor, nb *codec
 		if low > 0 {
 			ratio = fmt.Sprintf("random/bottom %.2f", rnd/low)
 		}
+		rows = append(rows, map[string]any{"fraction": frac, "coordinates": k, "bottom_bits": low, "random_bits": rnd})
 		fmt.Fprintf(w, "  bottom %2.0f%% (%4d coordinates): %+.5f bits; random sets: %+.5f bits; %s\n", 100*frac, k, low, rnd, ratio)
 	}
-	return nil
+	return rows, nil
 }
 
 func sum(v []int) int {
@@ -458,6 +521,39 @@ func printRiskPolicy(w io.Writer, p model.Policy, cal *risk.Calibration) {
 	fmt.Fprintf(w, "task impact V_j (bits): min %.4g, 25%% %.4g, median %.4g, 75%% %.4g, max %.4g; %d of %d are 0\n",
 		v[0], q(0.25), q(0.5), q(0.75), v[len(v)-1], zero, len(v))
 	fmt.Fprintf(w, "lambda %.6g\n", float64(p.LambdaQ32)/(1<<32))
+}
+
+// policyJSON is what printRiskPolicy prints, for --json: the error lookup
+// (one entry per bin; error_rate null where the bin falls back to the
+// marginal rates), V_j's quantiles and lambda.
+func policyJSON(p model.Policy, cal *risk.Calibration) map[string]any {
+	bins := []map[string]any{}
+	for b, r := range p.BinRate {
+		lo := float64(uint32(b)*p.BinQ16) / 65536
+		e := map[string]any{"entropy_lo": lo, "entropy_hi": lo + float64(p.BinQ16)/65536, "error_rate": nil}
+		if r >= 0 {
+			e["error_rate"] = float64(r) / 65536
+		}
+		if cal != nil {
+			e["predictions"] = cal.BinN[b]
+		}
+		bins = append(bins, e)
+	}
+	v := make([]float64, len(p.Impact))
+	zero := 0
+	for j, x := range p.Impact {
+		v[j] = float64(x) / (1 << 32)
+		if x == 0 {
+			zero++
+		}
+	}
+	sort.Float64s(v)
+	imp := map[string]any{"coordinates": len(v), "zero": zero}
+	if len(v) > 0 {
+		q := func(f float64) float64 { return v[min(len(v)-1, int(f*float64(len(v))))] }
+		imp["min"], imp["q25"], imp["median"], imp["q75"], imp["max"] = v[0], q(0.25), q(0.5), q(0.75), v[len(v)-1]
+	}
+	return map[string]any{"bins": bins, "impact": imp, "lambda": float64(p.LambdaQ32) / (1 << 32)}
 }
 
 func runFitLambda(args []string, stdout, stderr io.Writer) error {
@@ -534,6 +630,29 @@ func runFitLambda(args []string, stdout, stderr io.Writer) error {
 	if err := b.Save(*sf.out); err != nil {
 		return err
 	}
+	point := func(pt calib.Point) map[string]any {
+		return map[string]any{"param": pt.Param, "rate_bits_per_obs": pt.Rate, "distortion_bits": pt.Distortion, "kept": pt.Kept}
+	}
+	sum := map[string]any{"stage": "lambda", "lambda": chosen.Param, "rate_bits_per_obs": chosen.Rate, "distortion_bits": chosen.Distortion,
+		"kept": chosen.Kept, "epsilon": *epsilon, "episodes": len(data.eps), "questions": len(data.qs), "prior": b.Policy.Prior,
+		"seconds": time.Since(start).Seconds()}
+	if sum["prior"] == "" {
+		sum["prior"] = model.PriorWM
+	}
+	if *baselines {
+		rows := []map[string]any{}
+		for _, r := range results {
+			row := map[string]any{"gating": r.family, "within_epsilon": r.ok}
+			if r.ok {
+				for k, x := range point(r.best) {
+					row[k] = x
+				}
+			}
+			rows = append(rows, row)
+		}
+		sum["baselines"] = rows
+	}
+	stdout, summary := sf.text(stdout), stdout
 	fmt.Fprintf(stdout, "lambda %.6g: rate %.1f bits/obs, D %+.4f bits per answer, kept %.1f%% (epsilon %g, %d episodes, %d questions, the %s, %.1f s)\n",
 		chosen.Param, chosen.Rate, chosen.Distortion, 100*chosen.Kept, *epsilon, len(data.eps), len(data.qs), priorDistribution(b.Policy.Prior), time.Since(start).Seconds())
 	if *baselines {
@@ -546,8 +665,7 @@ func runFitLambda(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "%-12s %12.1f %+10.4f %7.1f%% %10.4g\n", r.family, r.best.Rate, r.best.Distortion, 100*r.best.Kept, r.best.Param)
 		}
 	}
-	fmt.Fprintf(stdout, "wrote %s, bundle sha256 %s\n", *sf.out, b.HashString())
-	return nil
+	return sf.finish(summary, b, sum)
 }
 
 // minCalibQuestions is the number of calibration questions below which the
@@ -585,6 +703,7 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 	epsilon := fs.Float64("epsilon", 0.05, "largest |D| allowed, in bits per answer")
 	baselines := fs.Bool("baselines", false, "also tune the gating baselines")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	asJSON := fs.Bool("json", false, "print the stages' summaries as one JSON object (progress stays on stderr)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -610,11 +729,28 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 		{"risk", runFitRisk, append([]string{"--model", rd, "--in", *calibPath, "--out", rk}, q...)},
 		{"lambda", runFitLambda, append([]string{"--model", rk, "--in", *calibPath, "--out", *out, "--epsilon", fmt.Sprint(*epsilon), fmt.Sprintf("--baselines=%v", *baselines)}, q...)},
 	}
+	if !*asJSON {
+		for _, s := range stages {
+			fmt.Fprintf(stdout, "== stage %s\n", s.name)
+			if err := s.run(s.args, stdout, stderr); err != nil {
+				return fmt.Errorf("stage %s: %w", s.name, err)
+			}
+		}
+		return nil
+	}
+	// Under --json each stage prints its own summary as JSON; they are
+	// gathered into one object, by stage.
+	sums := map[string]any{}
 	for _, s := range stages {
-		fmt.Fprintf(stdout, "== stage %s\n", s.name)
-		if err := s.run(s.args, stdout, stderr); err != nil {
+		var buf bytes.Buffer
+		if err := s.run(append(s.args, "--json"), &buf, stderr); err != nil {
 			return fmt.Errorf("stage %s: %w", s.name, err)
 		}
+		var sum map[string]any
+		if err := json.Unmarshal(buf.Bytes(), &sum); err != nil {
+			return fmt.Errorf("stage %s: its JSON summary: %w", s.name, err)
+		}
+		sums[s.name] = sum
 	}
-	return nil
+	return writeJSON(stdout, map[string]any{"out": *out, "intermediate": []string{wm, rd, rk}, "stages": sums})
 }

@@ -122,4 +122,61 @@ func TestFitAll(t *testing.T) {
 	if code, o, _ := memowm(t, "inspect", out); code != 0 || !strings.Contains(o, "policy risk") {
 		t.Fatalf("inspect: %s", o)
 	}
+
+	// --json: one object with every stage's summary, and nothing else on
+	// stdout.
+	out = filepath.Join(dir, "all-json.mwb")
+	code, o, errs = memowm(t, "fit", "--stage", "all", "--in", traj, "--calib", traj, "--out", out,
+		"--preset", "tiny", "--steps", "3", "--epsilon", "0.5", "--baselines", "--quiet", "--json")
+	var sum struct {
+		Out    string `json:"out"`
+		Stages struct {
+			WM struct {
+				Steps  int    `json:"steps"`
+				SHA256 string `json:"sha256"`
+			} `json:"wm"`
+			Reader struct {
+				Stage      string `json:"stage"`
+				Validation struct {
+					Questions int      `json:"questions"`
+					Accuracy  *float64 `json:"accuracy"`
+					Kinds     []struct {
+						Kind string `json:"kind"`
+					} `json:"kinds"`
+				} `json:"validation"`
+			} `json:"reader"`
+			Risk struct {
+				Prior string `json:"prior"`
+				Bins  []struct {
+					ErrorRate *float64 `json:"error_rate"`
+				} `json:"bins"`
+				Impact struct {
+					Coordinates int `json:"coordinates"`
+				} `json:"impact"`
+				SlotDamage []float64 `json:"slot_damage"`
+			} `json:"risk"`
+			Lambda struct {
+				Lambda    *float64 `json:"lambda"`
+				Rate      float64  `json:"rate_bits_per_obs"`
+				SHA256    string   `json:"sha256"`
+				Out       string   `json:"out"`
+				Baselines []struct {
+					Gating string `json:"gating"`
+				} `json:"baselines"`
+			} `json:"lambda"`
+		} `json:"stages"`
+	}
+	if code != 0 || json.Unmarshal([]byte(o), &sum) != nil {
+		t.Fatalf("fit --stage all --json: %d\n%s%s", code, o, errs)
+	}
+	st := sum.Stages
+	if sum.Out != out || st.WM.Steps != 3 || st.WM.SHA256 == "" || st.Reader.Stage != "reader" || st.Reader.Validation.Questions == 0 ||
+		st.Reader.Validation.Accuracy == nil || len(st.Reader.Validation.Kinds) == 0 || st.Risk.Prior != "mix" || len(st.Risk.Bins) == 0 ||
+		st.Risk.Impact.Coordinates == 0 || len(st.Risk.SlotDamage) == 0 || st.Lambda.Lambda == nil || st.Lambda.Rate <= 0 ||
+		st.Lambda.Out != out || len(st.Lambda.Baselines) < 2 {
+		t.Fatalf("fit --stage all --json: %+v\n%s", sum, o)
+	}
+	if code, o, _ := memowm(t, "inspect", "--json", out); code != 0 || !strings.Contains(o, st.Lambda.SHA256) {
+		t.Fatalf("the JSON's sha256 %s is not the bundle's: %s", st.Lambda.SHA256, o)
+	}
 }
