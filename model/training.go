@@ -19,6 +19,14 @@ type Training struct {
 	// Interrupted is set when the run stopped before it finished (a signal,
 	// an error): the weights are a snapshot of an unfinished run.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// StoppedEarly is set when the run kept the weights of its best
+	// held-out evaluation, at Steps, before its target: it stopped on a
+	// plateau of the held-out loss (or its last steps did worse). Such a
+	// run is finished.
+	StoppedEarly bool `json:"stopped_early,omitempty"`
+	// RanSteps is the number of steps the run took when it differs from
+	// Steps (a run that stopped early kept an earlier step's weights).
+	RanSteps int `json:"ran_steps,omitempty"`
 }
 
 // Errors of CheckTrained.
@@ -33,9 +41,10 @@ var (
 )
 
 // Complete reports whether t records a finished run: at least one step, all
-// of its target, not interrupted. A nil Training is not complete.
+// of its target or stopped early on its held-out loss, not interrupted. A
+// nil Training is not complete.
 func (t *Training) Complete() bool {
-	return t != nil && !t.Interrupted && t.Steps > 0 && t.Steps >= t.TargetSteps
+	return t != nil && !t.Interrupted && t.Steps > 0 && (t.Steps >= t.TargetSteps || t.StoppedEarly)
 }
 
 func (t *Training) String() string {
@@ -48,6 +57,8 @@ func (t *Training) String() string {
 		return fmt.Sprintf("interrupted at step %d of %d (partly trained)", t.Steps, t.TargetSteps)
 	case t.Interrupted:
 		return fmt.Sprintf("interrupted at step %d of %d", t.Steps, t.TargetSteps)
+	case t.StoppedEarly:
+		return fmt.Sprintf("stopped early: the weights of step %d (best held-out loss; ran %d of %d steps)", t.Steps, max(t.RanSteps, t.Steps), t.TargetSteps)
 	case t.Steps < t.TargetSteps:
 		return fmt.Sprintf("trained %d of %d steps (partly trained)", t.Steps, t.TargetSteps)
 	}
@@ -59,8 +70,11 @@ func (t *Training) check() error {
 	if t == nil {
 		return nil
 	}
-	if t.Steps < 0 || t.TargetSteps < 0 || t.Steps > t.TargetSteps {
-		return fmt.Errorf("model: training of %d steps of a %d-step run is impossible", t.Steps, t.TargetSteps)
+	if t.Steps < 0 || t.TargetSteps < 0 || t.Steps > t.TargetSteps || t.RanSteps < 0 || t.RanSteps > t.TargetSteps || (t.RanSteps > 0 && t.RanSteps < t.Steps) {
+		return fmt.Errorf("model: training of %d steps (%d run) of a %d-step run is impossible", t.Steps, t.RanSteps, t.TargetSteps)
+	}
+	if t.StoppedEarly && (t.Interrupted || t.Steps == 0) {
+		return fmt.Errorf("model: a training run recorded as stopped early must have steps and not be interrupted")
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ func TestTraining(t *testing.T) {
 		{&Training{Steps: 40, TargetSteps: 100}, false, "trained 40 of 100 steps (partly trained)"},
 		{&Training{Steps: 100, TargetSteps: 100, Interrupted: true}, false, "interrupted at step 100 of 100"},
 		{&Training{Steps: 100, TargetSteps: 100}, true, "trained 100 of 100 steps"},
+		{&Training{Steps: 60, TargetSteps: 100, StoppedEarly: true, RanSteps: 90}, true, "stopped early: the weights of step 60 (best held-out loss; ran 90 of 100 steps)"},
 	}
 	for _, c := range cases {
 		if c.tr.Complete() != c.complete || c.tr.String() != c.str {
@@ -36,10 +37,11 @@ func TestTraining(t *testing.T) {
 			t.Errorf("%+v: CheckTrained %v", c.tr, err)
 		}
 	}
-	for _, bad := range []Training{{Steps: -1}, {TargetSteps: -5}, {Steps: 11, TargetSteps: 10}} {
+	for _, bad := range []Training{{Steps: -1}, {TargetSteps: -5}, {Steps: 11, TargetSteps: 10}, {Steps: 5, TargetSteps: 10, RanSteps: 11},
+		{Steps: 5, TargetSteps: 10, RanSteps: 4}, {Steps: 0, TargetSteps: 10, StoppedEarly: true}, {Steps: 5, TargetSteps: 10, StoppedEarly: true, Interrupted: true}} {
 		b := microBundle(t)
 		b.Training = &bad
-		if _, err := b.Bytes(); err == nil || !strings.Contains(err.Error(), "is impossible") {
+		if _, err := b.Bytes(); err == nil || (!strings.Contains(err.Error(), "is impossible") && !strings.Contains(err.Error(), "stopped early")) {
 			t.Errorf("%+v: %v", bad, err)
 		}
 	}

@@ -178,6 +178,25 @@ func Preset(name string) (Config, error) {
 	return c, nil
 }
 
+// presetLR is each preset's default peak learning rate: the rates the
+// presets' documented runs trained with (docs/world-model.md); larger
+// models take smaller steps.
+var presetLR = map[string]float64{"tiny": 3e-3, "small": 2e-3, "base": 1e-3, "medium": 1e-3, "paper": 3e-4}
+
+// fallbackLR is the default peak learning rate of a configuration that is
+// not a preset.
+const fallbackLR = 3e-4
+
+// DefaultLR returns the default peak learning rate for training c: its
+// preset's (tiny 3e-3, small 2e-3, base and medium 1e-3, paper 3e-4), or
+// 3e-4 for a configuration that is not a preset.
+func (c *Config) DefaultLR() float64 {
+	if lr, ok := presetLR[c.Preset]; ok {
+		return lr
+	}
+	return fallbackLR
+}
+
 // PresetNames lists the presets from the smallest to the largest.
 func PresetNames() []string {
 	names := make([]string, 0, len(presets))

@@ -12,7 +12,7 @@ import (
 type TrainConfig struct {
 	Steps       int     `json:"steps"`        // optimizer steps (required, >= 1)
 	Batch       int     `json:"batch"`        // histories per step (16)
-	LR          float64 `json:"lr"`           // peak learning rate (3e-4)
+	LR          float64 `json:"lr"`           // peak learning rate (the model's Config.DefaultLR)
 	MinLR       float64 `json:"min_lr"`       // learning rate at the end of the cosine (LR/10)
 	Warmup      int     `json:"warmup"`       // linear warm-up steps (Steps/20, at most 1000)
 	WeightDecay float64 `json:"weight_decay"` // decoupled weight decay (1e-4; < 0: none)
@@ -30,8 +30,10 @@ type TrainConfig struct {
 }
 
 // DefaultTrainConfig returns the defaults for a run of steps steps: batch 16,
-// AdamW with learning rate 3e-4 (warm-up over steps/20 steps, at most 1000,
-// then a cosine to 3e-5), weight decay 1e-4, betas 0.9 and 0.999, eps 1e-8,
+// AdamW with a peak learning rate of 3e-4 (NewTrainer takes the model's
+// Config.DefaultLR instead when LR is 0: 3e-3 for tiny down to 3e-4 for
+// paper), warm-up over steps/20 steps (at most 1000), then a cosine to a
+// tenth of the peak, weight decay 1e-4, betas 0.9 and 0.999, eps 1e-8,
 // gradient-norm cap 1, the model's full window, seed 0.
 func DefaultTrainConfig(steps int) TrainConfig {
 	tc := TrainConfig{Steps: steps}
@@ -44,7 +46,10 @@ func (tc *TrainConfig) setDefaults(c *Config) {
 		tc.Batch = 16
 	}
 	if tc.LR == 0 {
-		tc.LR = 3e-4
+		tc.LR = fallbackLR
+		if c != nil {
+			tc.LR = c.DefaultLR()
+		}
 	}
 	if tc.MinLR == 0 {
 		tc.MinLR = tc.LR / 10
@@ -127,6 +132,7 @@ type Trainer struct {
 	hs  []History
 	ts  []Step
 	buf []History
+	es  earlyStop
 }
 
 // StepStats describe one optimizer step.
@@ -309,6 +315,13 @@ type Progress struct {
 	ETA                               time.Duration
 	Eval                              *EvalStats // set after an evaluation
 	Checkpoint                        string     // set after a checkpoint was written
+	// Best and BestStep are the lowest held-out figures so far and the step
+	// they were measured at (with Patience; nil before the first).
+	Best     *EvalStats
+	BestStep int
+	// Stopped is set on the last Progress of a run that stopped early on
+	// its held-out plateau; the model then holds the weights of BestStep.
+	Stopped bool
 }
 
 // RunConfig configures Run.
@@ -318,12 +331,61 @@ type RunConfig struct {
 	Checkpoint      string         // checkpoint path (optional)
 	CheckpointEvery int            // write a checkpoint every this many steps and at the end (0: only at the end)
 	Progress        func(Progress) // called after every step (optional)
+	// Patience > 0 turns on early stopping on Eval (which it needs, with
+	// EvalEvery > 0): the run keeps the weights of its best evaluation and
+	// stops when Patience evaluations in a row fail to lower the best
+	// held-out bits/transition by more than MinDelta (relative, e.g. 0.001
+	// for 0.1%); at the end the model holds the best evaluation's weights.
+	Patience int
+	MinDelta float64
+}
+
+// EarlyStop reports how the last Run with Patience ended: whether it
+// stopped before its steps on a plateau, the step whose weights the model
+// holds (the best evaluation's) and that evaluation. best is 0 when Run
+// kept no best weights (no Patience, or no evaluation).
+func (t *Trainer) EarlyStop() (stopped bool, best int, ev EvalStats) {
+	return t.es.stopped, t.es.step, t.es.ev
+}
+
+// earlyStop is Run's early-stopping state.
+type earlyStop struct {
+	step    int // step of the best evaluation (0: none yet)
+	ev      EvalStats
+	w       []float32 // the weights at step
+	bad     int       // evaluations since the best without a gain
+	stopped bool
+}
+
+// observe records an evaluation at the trainer's current step and reports
+// whether the run should stop.
+func (t *Trainer) observe(ev EvalStats, rc *RunConfig) bool {
+	es := &t.es
+	if es.step == 0 || ev.BitsPerTransition < es.ev.BitsPerTransition*(1-rc.MinDelta) {
+		es.step, es.ev, es.bad = t.step, ev, 0
+		es.w = append(es.w[:0], t.m.p.Data...)
+		return false
+	}
+	es.bad++
+	return es.bad >= rc.Patience
+}
+
+// restoreBest puts the best evaluation's weights back into the model.
+func (t *Trainer) restoreBest() {
+	if t.es.step > 0 && t.es.step != t.step {
+		copy(t.m.p.Data, t.es.w)
+	}
 }
 
 // Run trains until Steps steps are done or ctx is cancelled. On
 // cancellation it writes the checkpoint (when configured) and returns an
 // error wrapping ctx.Err(); the weights are those of the last finished step.
 func (t *Trainer) Run(ctx context.Context, rc RunConfig) error {
+	if rc.Patience < 0 || (rc.Patience > 0 && (len(rc.Eval) == 0 || rc.EvalEvery < 1)) || !(rc.MinDelta >= 0 && rc.MinDelta < 1) {
+		return fmt.Errorf("%w: early stopping with patience %d needs held-out sequences evaluated every N >= 1 steps and 0 <= min delta < 1 (have %d sequences, every %d, min delta %g)",
+			ErrConfig, rc.Patience, len(rc.Eval), rc.EvalEvery, rc.MinDelta)
+	}
+	t.es = earlyStop{}
 	start := time.Now()
 	startStep := t.step
 	var tokens, flops int64
@@ -358,6 +420,16 @@ func (t *Trainer) Run(ctx context.Context, rc RunConfig) error {
 				return err
 			}
 			p.Eval = &ev
+			if rc.Patience > 0 {
+				if t.observe(ev, &rc) && !end {
+					t.es.stopped = true
+				}
+				best := t.es.ev
+				p.Best, p.BestStep = &best, t.es.step
+				if t.es.stopped || end {
+					t.restoreBest()
+				}
+			}
 		}
 		if rc.Checkpoint != "" && (end || (rc.CheckpointEvery > 0 && t.step%rc.CheckpointEvery == 0)) {
 			if err := t.SaveCheckpoint(rc.Checkpoint); err != nil {
@@ -365,8 +437,12 @@ func (t *Trainer) Run(ctx context.Context, rc RunConfig) error {
 			}
 			p.Checkpoint = rc.Checkpoint
 		}
+		p.Stopped = t.es.stopped
 		if rc.Progress != nil {
 			rc.Progress(p)
+		}
+		if t.es.stopped {
+			break
 		}
 	}
 	return nil

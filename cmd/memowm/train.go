@@ -39,7 +39,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	bundlePath := fs.String("model", "", "bundle whose quantizer and precision to use; its world model is the starting point unless --preset is given")
 	steps := fs.Int("steps", 1000, "optimizer steps")
 	batch := fs.Int("batch", d.Batch, "histories per step")
-	lr := fs.Float64("lr", d.LR, "peak learning rate")
+	lr := fs.Float64("lr", 0, "peak learning rate (0: the preset's: tiny 3e-3, small 2e-3, base and medium 1e-3, paper 3e-4)")
 	warmup := fs.Int("warmup", 0, "warm-up steps (0: steps/20, at most 1000)")
 	wd := fs.Float64("weight-decay", d.WeightDecay, "AdamW decoupled weight decay")
 	clip := fs.Float64("clip", d.Clip, "global gradient-norm cap (0: none)")
@@ -54,6 +54,8 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	ckpt := fs.String("checkpoint", "", "checkpoint file (default BUNDLE.ckpt)")
 	ckptEvery := fs.Int("checkpoint-every", 0, "write the checkpoint every N steps (0: steps/10)")
 	evalEvery := fs.Int("eval-every", 0, "evaluate on --eval every M steps (0: steps/10)")
+	patience := fs.Int("patience", 0, "early stopping: stop when this many evaluations on --eval in a row bring no gain, keeping the best evaluation's weights (0: off; evaluations then use all of --eval)")
+	minDelta := fs.Float64("min-delta", 0.001, "with --patience, the relative gain in held-out bits/transition that counts")
 	threads := fs.Int("threads", 0, "goroutines (0: all cores); the result does not depend on it")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
@@ -69,6 +71,15 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	}
 	if *opqPath != "" && *bundlePath != "" {
 		return usagef("give --opq or --model, not both")
+	}
+	if *patience < 0 || (*patience > 0 && *evalPath == "") {
+		return usagef("--patience %d needs --eval HELD (and must not be negative)", *patience)
+	}
+	if !(*minDelta >= 0 && *minDelta < 1) {
+		return usagef("--min-delta %g: want a relative gain in [0, 1)", *minDelta)
+	}
+	if !(*lr >= 0 && *lr < 1) {
+		return usagef("--lr %g: want a learning rate in (0, 1), or 0 for the preset's", *lr)
 	}
 	presetSet := false
 	fs.Visit(func(f *flag.Flag) { presetSet = presetSet || f.Name == "preset" })
@@ -202,16 +213,17 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	lastPrint := time.Time{}
 	var smooth float64
 	// Evaluations during the run use the first held-out sequences, up to
-	// evalSubset transitions; the final one uses all.
+	// evalSubset transitions; the final one uses all. Early stopping
+	// decides on all of them.
 	sub := held
-	for n, i := 0, 0; i < len(held); i++ {
+	for n, i := 0, 0; i < len(held) && *patience == 0; i++ {
 		if n += len(held[i].Actions); n >= evalSubset {
 			sub = held[:i+1]
 			break
 		}
 	}
 	runErr := tr.Run(ctx, worldmodel.RunConfig{
-		Eval: sub, EvalEvery: *evalEvery, Checkpoint: *ckpt, CheckpointEvery: *ckptEvery,
+		Eval: sub, EvalEvery: *evalEvery, Checkpoint: *ckpt, CheckpointEvery: *ckptEvery, Patience: *patience, MinDelta: *minDelta,
 		Progress: func(p worldmodel.Progress) {
 			last = p
 			if smooth == 0 {
@@ -220,7 +232,14 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			smooth = 0.9*smooth + 0.1*p.Bits
 			if p.Eval != nil {
 				lastEval = p.Eval
-				logf("fit wm: step %d: held-out %.1f bits/transition (%d transitions)\n", p.Step, p.Eval.BitsPerTransition, p.Eval.Transitions)
+				best := ""
+				if p.Best != nil {
+					best = fmt.Sprintf("; best %.1f at step %d", p.Best.BitsPerTransition, p.BestStep)
+				}
+				logf("fit wm: step %d: held-out %.1f bits/transition (%d transitions)%s\n", p.Step, p.Eval.BitsPerTransition, p.Eval.Transitions, best)
+			}
+			if p.Stopped {
+				logf("fit wm: stopped early at step %d: %d evaluations without a gain of %g; keeping the weights of step %d\n", p.Step, *patience, *minDelta, p.BestStep)
 			}
 			if time.Since(lastPrint) < 2*time.Second && p.Eval == nil && p.Step != p.Steps {
 				return
@@ -236,8 +255,15 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	stop()
 	// The bundle records how far training went, so that an interrupted
 	// run's weights are never taken for a trained model.
+	training := &model.Training{Steps: tr.StepsDone(), TargetSteps: tc.Steps, Interrupted: runErr != nil}
+	stopped, bestStep, bestEval := tr.EarlyStop()
+	if runErr == nil && bestStep > 0 && bestStep < tr.StepsDone() || stopped {
+		// The model holds the best evaluation's weights.
+		training.Steps, training.StoppedEarly, training.RanSteps = bestStep, true, tr.StepsDone()
+		lastEval = &bestEval
+	}
 	b := &model.Bundle{OPQ: q, Model: m, Profile: worldmodel.ProfileF32, Precision: prec, Policy: model.Policy{Kind: model.KeepAll},
-		Training: &model.Training{Steps: tr.StepsDone(), TargetSteps: tc.Steps, Interrupted: runErr != nil}}
+		Training: training}
 	if err := b.Save(*out); err != nil {
 		return err
 	}
@@ -251,7 +277,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		return runErr
 	}
 	sum := map[string]any{"out": *out, "bytes": st.Size(), "sha256": b.HashString(), "preset": cfg.Preset, "params": cfg.NumParams(),
-		"steps": tc.Steps, "batch": tc.Batch, "transitions": tr.Examples(), "precision": b.Precision, "training": b.Training,
+		"steps": tc.Steps, "batch": tc.Batch, "lr": tc.LR, "transitions": tr.Examples(), "precision": b.Precision, "training": b.Training,
 		"steps_per_s": last.StepsPerSec, "tokens_per_s": last.TokensPerSec, "gflops": last.GFLOPS, "seconds": last.Elapsed.Seconds(),
 		"train_loss": last.Loss, "train_bits_per_transition": smooth}
 	var heldLine string
@@ -274,8 +300,12 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(stdout, "wrote %s (%s): world model %s, %d parameters, trained %d steps of batch %d on %d transitions; %s; precision %d\n",
-			*out, humanBytes(st.Size()), cfg.Preset, cfg.NumParams(), tc.Steps, tc.Batch, tr.Examples(), b.Policy, b.Precision)
+		trained := fmt.Sprintf("trained %d steps", tc.Steps)
+		if b.Training.StoppedEarly {
+			trained = b.Training.String()
+		}
+		fmt.Fprintf(stdout, "wrote %s (%s): world model %s, %d parameters, %s of batch %d on %d transitions; %s; precision %d\n",
+			*out, humanBytes(st.Size()), cfg.Preset, cfg.NumParams(), trained, tc.Batch, tr.Examples(), b.Policy, b.Precision)
 		fmt.Fprintf(stdout, "speed     %.2f steps/s, %.0f tokens/s, %.1f GFLOP/s (matrix products, 3x forward); %s in all\n",
 			last.StepsPerSec, last.TokensPerSec, last.GFLOPS, last.Elapsed.Round(100*time.Millisecond))
 		fmt.Fprintf(stdout, "train     loss %.4f, %.1f bits/transition (last steps, smoothed)\n", last.Loss, smooth)

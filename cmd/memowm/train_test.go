@@ -100,3 +100,43 @@ func TestFitJSON(t *testing.T) {
 		t.Fatalf("fit --stage wm --json: %d\n%s%s", code, out, errs)
 	}
 }
+
+// TestFitEarlyStop: with --patience and a gain no evaluation reaches, fit
+// stops after that many evaluations without one, keeps the first
+// evaluation's weights, records the run as stopped early (a finished run:
+// encode takes the bundle without a warning) and says so.
+func TestFitEarlyStop(t *testing.T) {
+	dir := t.TempDir()
+	traj, out := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "w.mwb")
+	if code, _, errs := memowm(t, "sim", "--episodes", "6", "--steps", "12", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, o, errs := memowm(t, "fit", "--stage", "wm", "--in", traj, "--eval", traj, "--out", out, "--preset", "tiny",
+		"--steps", "40", "--eval-every", "2", "--patience", "2", "--min-delta", "0.9", "--json")
+	var sum struct {
+		LR       float64 `json:"lr"`
+		Training struct {
+			Steps        int  `json:"steps"`
+			RanSteps     int  `json:"ran_steps"`
+			StoppedEarly bool `json:"stopped_early"`
+		} `json:"training"`
+	}
+	if code != 0 || json.Unmarshal([]byte(o), &sum) != nil || !sum.Training.StoppedEarly || sum.Training.Steps != 2 || sum.Training.RanSteps != 6 || sum.LR != 3e-3 {
+		t.Fatalf("fit --patience: %d %+v\n%s%s", code, sum, o, errs)
+	}
+	if !strings.Contains(errs, "stopped early at step 6") || !strings.Contains(errs, "keeping the weights of step 2") {
+		t.Fatalf("progress does not say it stopped: %s", errs)
+	}
+	if code, o, _ := memowm(t, "inspect", out); code != 0 || !strings.Contains(o, "stopped early: the weights of step 2") {
+		t.Fatalf("inspect: %s", o)
+	}
+	if code, _, errs := memowm(t, "encode", "--model", out, "--in", traj, "--out", filepath.Join(dir, "m.mwm")); code != 0 || strings.Contains(errs, "untrained") {
+		t.Fatalf("encode with an early-stopped bundle: %d %s", code, errs)
+	}
+	for _, bad := range [][]string{{"--patience", "2"}, {"--patience", "-1", "--eval", traj}, {"--eval", traj, "--min-delta", "1"}, {"--lr", "-1"}} {
+		args := append([]string{"fit", "--stage", "wm", "--in", traj, "--out", filepath.Join(dir, "x.mwb"), "--preset", "tiny", "--steps", "2"}, bad...)
+		if code, _, errs := memowm(t, args...); code != 2 {
+			t.Errorf("%v: %d %s", bad, code, errs)
+		}
+	}
+}
