@@ -98,13 +98,17 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			*bench.Report
 			CompareRule string             `json:"compare_rule,omitempty"`
 			Compare     []bench.Comparison `json:"compare,omitempty"`
-		}{rep, rule, cmp})
+			Hints       []string           `json:"hints,omitempty"`
+		}{rep, rule, cmp, rep.Hints()})
 	}
 	layout := benchText
 	if *md {
 		layout = benchMarkdown
 	}
 	printBenchReport(stdout, rep, layout)
+	for _, h := range rep.Hints() {
+		fmt.Fprintf(stdout, "hint: %s\n", h)
+	}
 	if cmp != nil {
 		fmt.Fprintf(stdout, "\nfill and history at one rule (%s):\n%-15s %10s %7s %14s %9s\n", rule, "variant", "ideal", "kept", "exact recovery", "dNLL bits")
 		for _, c := range cmp {
