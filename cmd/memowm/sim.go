@@ -3,7 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"time"
 
+	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/opq"
 	"github.com/memowm/memowm/sim"
 	"github.com/memowm/memowm/trajectory"
 )
@@ -32,10 +35,14 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sim", "--out FILE [flags]",
 		"Generates seeded synthetic web trajectories (format from FILE's extension: .arrow,\n"+
 			".parquet, or .npy for a NumPy export of the states) and writes their questions\n"+
-			"to FILE.questions.jsonl. The same flags give byte-identical files.", stdout)
+			"to FILE.questions.jsonl. The same flags give byte-identical files. With --opq or\n"+
+			"--model it writes codes instead, each episode quantized as it is generated: a\n"+
+			"training corpus of 1 KiB per observation instead of 64 KiB of states.", stdout)
 	cfg := sim.DefaultConfig()
 	simFlags(fs, &cfg)
 	out := fs.String("out", "", "output file (required)")
+	opqPath := fs.String("opq", "", "quantizer: write its codes instead of the states")
+	bundlePath := fs.String("model", "", "bundle whose quantizer's codes to write instead of the states")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -53,13 +60,45 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return usagef("%v", err)
 	}
-	watchOutputs(stderr, "sim", trajectoryOutputs(*out)...)
-	progress := func(done, total int) {
-		if !*quiet && (done == total || done%max(total/10, 1) == 0) {
-			fmt.Fprintf(stderr, "sim: %d/%d episodes\n", done, total)
+	if *opqPath != "" && *bundlePath != "" {
+		return usagef("give --opq or --model, not both")
+	}
+	opt := sim.WriteOptions{}
+	if *opqPath != "" || *bundlePath != "" {
+		var q *opq.Quantizer
+		if *opqPath != "" {
+			if q, err = opq.Load(*opqPath); err != nil {
+				return err
+			}
+		} else {
+			b, err := model.Load(*bundlePath)
+			if err != nil {
+				return err
+			}
+			q = b.OPQ
+		}
+		if q.Shape() != cfg.Shape {
+			return usagef("the quantizer takes %v states, but --dim %d makes %v", q.Shape(), cfg.Shape.Dim, cfg.Shape)
+		}
+		opt.Meta = trajectory.Meta{Shape: q.Shape(), Content: trajectory.Codes, Quantizer: q.Digest()}
+		enc := q.NewEncoder()
+		opt.Quantize = func(ep *trajectory.Episode) error {
+			c, err := quantizeEpisode(enc, q, ep)
+			if err != nil {
+				return err
+			}
+			ep.Codes, ep.States = c.Codes, nil
+			return nil
 		}
 	}
-	res, err := sim.WriteFile(*out, cfg, progress)
+	watchOutputs(stderr, "sim", trajectoryOutputs(*out)...)
+	start := time.Now()
+	opt.Progress = func(done, total int) {
+		if !*quiet && (done == total || done%max(total/10, 1) == 0) {
+			fmt.Fprintf(stderr, "sim: %d/%d episodes (%.1f s)\n", done, total, time.Since(start).Seconds())
+		}
+	}
+	res, err := sim.WriteFileWith(*out, cfg, opt)
 	if err != nil {
 		return err
 	}
