@@ -193,9 +193,9 @@ func (h *stHeader) config(want *Config) (Config, bool, error) {
 		return Config{}, false, fmt.Errorf("%w: safetensors metadata %s: %w", ErrFormat, SafetensorsConfigKey, err)
 	}
 	if want != nil {
-		if d := archDiff(&cfg, want); len(d) > 0 {
+		if d := cfg.ArchDiff(want); len(d) > 0 {
 			return Config{}, false, fmt.Errorf("%w: the file's %s differs from the expected configuration%s: %s",
-				ErrConfig, SafetensorsConfigKey, presetNote(want), strings.Join(d, ", "))
+				ErrConfig, SafetensorsConfigKey, presetNote(want), strings.Join(d, "; "))
 		}
 	}
 	return cfg, true, nil
@@ -209,10 +209,12 @@ func presetNote(c *Config) string {
 	return fmt.Sprintf(" (preset %s)", c.Preset)
 }
 
-// archDiff lists the fields in which a and b differ, leaving out the preset
-// name and the dropout rate (neither changes the tensors or a prediction),
-// as "layers 2, expected 3".
-func archDiff(a, b *Config) []string {
+// ArchDiff lists the fields in which c differs from the configuration want,
+// as "layers 2, expected 3", leaving out the preset name and the dropout
+// rate: neither changes a tensor or a prediction. It is empty when a model
+// of one configuration can stand for a model of the other.
+func (c *Config) ArchDiff(want *Config) []string {
+	a, b := c, want
 	var d []string
 	if a.Profile != b.Profile {
 		d = append(d, fmt.Sprintf("profile %q, expected %q", a.Profile, b.Profile))

@@ -438,7 +438,7 @@ func TestSafetensorsErrors(t *testing.T) {
 	}
 }
 
-// TestArchDiffCoversConfig: archDiff compares every field of Config but
+// TestArchDiffCoversConfig: ArchDiff compares every field of Config but
 // the preset name and the dropout rate, so a field added to Config is not
 // silently left out of the check against the caller's configuration.
 func TestArchDiffCoversConfig(t *testing.T) {
@@ -457,10 +457,10 @@ func TestArchDiffCoversConfig(t *testing.T) {
 		default:
 			t.Fatalf("field %s: kind %v", typ.Field(i).Name, v.Kind())
 		}
-		d := archDiff(&c, &base)
+		d := c.ArchDiff(&base)
 		ignored := typ.Field(i).Name == "Preset" || typ.Field(i).Name == "Dropout"
 		if ignored != (len(d) == 0) {
-			t.Errorf("field %s: archDiff %q", typ.Field(i).Name, d)
+			t.Errorf("field %s: ArchDiff %q", typ.Field(i).Name, d)
 		}
 	}
 }

@@ -23,9 +23,12 @@ func runCompletion(args []string, stdout, stderr io.Writer) error {
 		return usagef("want bash or zsh")
 	}
 	names, flags := completionWords()
-	var cases strings.Builder
+	var cases, subCases strings.Builder
 	for _, n := range names {
 		fmt.Fprintf(&cases, "    %s) flags=%q ;;\n", n, strings.Join(flags[n], " "))
+		if subs := subVerbs[n]; subs != nil {
+			fmt.Fprintf(&subCases, "      %s) COMPREPLY=($(compgen -W %q -- \"$cur\")); return ;;\n", n, strings.Join(subs, " "))
+		}
 	}
 	script := fmt.Sprintf(`# memowm completion for bash (memowm completion bash)
 _memowm() {
@@ -36,6 +39,10 @@ _memowm() {
     return
   fi
   verb="${COMP_WORDS[1]}"
+  if [ "$COMP_CWORD" -eq 2 ] && [[ "$cur" != -* ]]; then
+    case "$verb" in
+%s    esac
+  fi
   case "$verb" in
 %s    *) flags="" ;;
   esac
@@ -46,13 +53,18 @@ _memowm() {
   fi
 }
 complete -o filenames -F _memowm memowm
-`, strings.Join(names, " "), cases.String())
+`, strings.Join(names, " "), subCases.String(), cases.String())
 	if pos[0] == "zsh" {
 		script = "#compdef memowm\n# memowm completion for zsh (memowm completion zsh), through bash's\nautoload -U +X bashcompinit && bashcompinit\n" + script
 	}
 	_, err = io.WriteString(stdout, script)
 	return err
 }
+
+// subVerbs are the sub-verbs of the verbs that have them and list their
+// flags under each sub-verb's -h: the script completes the sub-verb, and a
+// verb's flags are those of all its sub-verbs.
+var subVerbs = map[string][]string{"weights": weightsSubVerbs}
 
 // helpSeen, when set, receives every flag set whose -h is parsed
 // (completionWords reads the verbs' flags that way).
@@ -68,6 +80,9 @@ func completionWords() ([]string, map[string][]string) {
 		set := map[string]bool{}
 		helpSeen = func(fs *flag.FlagSet) { fs.VisitAll(func(f *flag.Flag) { set["--"+f.Name] = true }) }
 		v.run([]string{"-h"}, io.Discard, io.Discard)
+		for _, sub := range subVerbs[v.name] {
+			v.run([]string{sub, "-h"}, io.Discard, io.Discard)
+		}
 		helpSeen = nil
 		for f := range set {
 			flags[v.name] = append(flags[v.name], f)
