@@ -1,6 +1,9 @@
 package worldmodel
 
-import "github.com/memowm/memowm/internal/f32"
+import (
+	"github.com/memowm/memowm/internal/f32"
+	"github.com/memowm/memowm/internal/fgemm"
+)
 
 // attnScratch is one goroutine's attention scratch.
 type attnScratch struct {
@@ -65,5 +68,28 @@ func (c *Config) attentionHead(out []float32, qkv []float32, n, h, from int, s *
 			}
 		}
 		f32.MulTo(out[(i-from)*S*W+h*hd:], W, sc, T, qkv[2*W+h*hd:], W3, S, K, hd)
+	}
+}
+
+// attentionHeadTrain is attentionHead for the training forward: the same
+// attention, with fgemm's products (fused multiply-adds, any order: not the
+// inference's bits). Query block i's scores are held transposed, keys by
+// slots (K = (i+1) S keys), so that both products read the keys and values
+// in place and the softmax runs down the columns:
+//
+//	P^T (K, S) = K_{0:K} Q_i^T;  P^T = column softmax of scale P^T;  O_i (S, hd) = (P^T)^T V_{0:K}
+func (c *Config) attentionHeadTrain(out []float32, qkv []float32, n, h, from int, s *attnBackScratch) {
+	S, W, hd := c.Slots, c.Width(), c.HeadDim()
+	W3 := 3 * W
+	T := n * S
+	s.p = grow(s.p, T*S)
+	qo, ko, vo := h*hd, W+h*hd, 2*W+h*hd
+	scale := 1 / sqrtf(float32(hd))
+	for i := from; i < n; i++ {
+		K := (i + 1) * S
+		pt := s.p[:K*S]
+		s.w.MulTo(pt, S, qkv[ko:], W3, qkv[i*S*W3+qo:], W3, K, hd, S, fgemm.TransB)
+		fgemm.SoftmaxCols(pt, K, S, scale)
+		s.w.MulTo(out[(i-from)*S*W+qo:], W, pt, S, qkv[vo:], W3, S, K, hd, fgemm.TransA)
 	}
 }

@@ -3,7 +3,7 @@ package worldmodel
 import (
 	"sync"
 
-	"github.com/memowm/memowm/internal/f32"
+	"github.com/memowm/memowm/internal/fgemm"
 )
 
 // The backward pass of each layer of forward.go, written beside it in the
@@ -46,76 +46,87 @@ func parallelRows(threads, rows int, fn func(lo, hi int)) {
 	})
 }
 
-// colChunk is the number of columns one parallel column-sum task covers.
+// colChunk is the number of columns one parallel reduction task covers.
 const colChunk = 64
 
-// transposeTo: dst (k, n) = src (n, k)^T, src with row stride lds.
-func transposeTo(dst, src []float32, lds, n, k, threads int) {
-	parallelRows(threads, n, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			row := src[i*lds : i*lds+k]
-			for j, v := range row {
-				dst[j*n+i] = v
-			}
-		}
-	})
-}
-
-// colSumAdd: dst (k) += sum over rows of x (rows, k), each column summed
-// top to bottom; goroutines split the columns.
-func colSumAdd(dst, x []float32, rows, k, threads int) {
-	parallelN(threads, (k+colChunk-1)/colChunk, func(ci int) {
-		lo, hi := ci*colChunk, min(ci*colChunk+colChunk, k)
-		var acc [colChunk]float32
-		for r := 0; r < rows; r++ {
-			xr := x[r*k+lo : r*k+hi]
-			for i, v := range xr {
+// colSumAdd: dst (k) += sum over rows of x (rows, k). Each chunk of rowChunk
+// rows is summed top to bottom into its row of part (grown to
+// chunks x k), then the chunks are added in order: the same bits for any
+// thread count, and every row read once.
+func colSumAdd(dst, x []float32, rows, k, threads int, part *[]float32) {
+	chunks := (rows + rowChunk - 1) / rowChunk
+	*part = grow(*part, chunks*k)
+	pt := *part
+	parallelRows(threads, rows, func(lo, hi int) {
+		acc := pt[lo/rowChunk*k:][:k]
+		copy(acc, x[lo*k:lo*k+k])
+		for r := lo + 1; r < hi; r++ {
+			for i, v := range x[r*k : r*k+k] {
 				acc[i] += v
 			}
 		}
-		for i := lo; i < hi; i++ {
-			dst[i] += acc[i-lo]
+	})
+	addParts(dst, pt, k, chunks, k, threads)
+}
+
+// addParts: dst (k) += sum over c < chunks of part[c*stride : c*stride+k],
+// chunks in order; goroutines split the columns.
+func addParts(dst, part []float32, stride, chunks, k, threads int) {
+	parallelN(threads, (k+colChunk-1)/colChunk, func(ci int) {
+		lo, hi := ci*colChunk, min(ci*colChunk+colChunk, k)
+		var acc [colChunk]float32
+		a := acc[:hi-lo]
+		for c := 0; c < chunks; c++ {
+			for i, v := range part[c*stride+lo : c*stride+hi] {
+				a[i] += v
+			}
+		}
+		for i, v := range a {
+			dst[lo+i] += v
 		}
 	})
 }
 
-// linScratch holds the transposes a linear layer's backward needs.
-type linScratch struct {
-	wt, xt []float32
-}
-
-// linearBackward is the backward of y (rows, out) = x (rows, in) w (in, out) + b:
+// linearBackward is the backward of y (rows, out) = x (rows, in) w (in, out) + b,
+// with fgemm's products (the transposes are read in place):
 //
 //	dx (rows, in) = dy w^T          (nil dx: skipped)
 //	dw (in, out)  = x^T dy          (overwritten: one contribution per step)
 //	db (out)     += column sums of dy  (nil db: skipped)
-func linearBackward(dx, dw, db, dy, x, w []float32, rows, in, out, threads int, s *linScratch) {
+//
+// part is colSumAdd's scratch.
+func linearBackward(dx, dw, db, dy, x, w []float32, rows, in, out int, ws *fgemm.Workspace, part *[]float32) {
 	if rows == 0 {
 		return
 	}
-	s.xt = grow(s.xt, in*rows)
-	transposeTo(s.xt, x, in, rows, in, threads)
-	f32.MulParTo(dw, out, s.xt, rows, dy, out, in, rows, out, threads)
+	ws.MulTo(dw, out, x, in, dy, out, in, rows, out, fgemm.TransA)
 	if db != nil {
-		colSumAdd(db, dy, rows, out, threads)
+		colSumAdd(db, dy, rows, out, ws.Threads(), part)
 	}
 	if dx != nil {
-		s.wt = grow(s.wt, out*in)
-		transposeTo(s.wt, w, out, in, out, threads)
-		f32.MulParTo(dx, in, dy, out, s.wt, in, rows, out, in, threads)
+		ws.MulTo(dx, in, dy, out, w, out, rows, out, in, fgemm.TransB)
 	}
 }
 
 // layerNormBackward is the backward of layerNormTo: given x (rows, W), the
 // gain g and dy (rows, W), it sets dx (rows, W) (overwriting), and adds the
-// gain and bias gradients to dg and db. xhat (rows, W) is scratch.
+// gain and bias gradients to dg and db. xhat (rows, W) is scratch; part is
+// per-chunk partial sums of dg and db (as colSumAdd), grown here.
 //
 //	xhat = (x - mean) * rstd; y = xhat * g + b
 //	dxhat = dy * g
 //	dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
-func layerNormBackward(dx, dg, db, dy, x, g, xhat []float32, rows, W, threads int) {
+func layerNormBackward(dx, dg, db, dy, x, g, xhat []float32, rows, W, threads int, part *[]float32) {
 	invW := 1 / float32(W)
+	chunks := (rows + rowChunk - 1) / rowChunk
+	*part = grow(*part, chunks*2*W)
+	pt := *part
 	parallelRows(threads, rows, func(lo, hi int) {
+		pg := pt[lo/rowChunk*2*W:][:2*W]
+		pb := pg[W:]
+		pg = pg[:W]
+		clear(pg)
+		clear(pb)
 		for r := lo; r < hi; r++ {
 			xr, dyr := x[r*W:r*W+W], dy[r*W:r*W+W]
 			xh, dxr := xhat[r*W:r*W+W], dx[r*W:r*W+W]
@@ -134,7 +145,10 @@ func layerNormBackward(dx, dg, db, dy, x, g, xhat []float32, rows, W, threads in
 			for i, v := range xr {
 				h := (v - mean) * rstd
 				xh[i] = h
-				d := dyr[i] * g[i]
+				d := dyr[i]
+				pg[i] += d * h
+				pb[i] += d
+				d *= g[i]
 				m1 += d
 				m2 += d * h
 			}
@@ -145,145 +159,58 @@ func layerNormBackward(dx, dg, db, dy, x, g, xhat []float32, rows, W, threads in
 			}
 		}
 	})
-	// dg += sum_r dy * xhat, db += sum_r dy: columns split, rows in order.
-	parallelN(threads, (W+colChunk-1)/colChunk, func(ci int) {
-		lo, hi := ci*colChunk, min(ci*colChunk+colChunk, W)
-		for r := 0; r < rows; r++ {
-			for i := lo; i < hi; i++ {
-				d := dy[r*W+i]
-				dg[i] += d * xhat[r*W+i]
-				db[i] += d
-			}
-		}
-	})
+	addParts(dg, pt, 2*W, chunks, W, threads)
+	addParts(db, pt[W:], 2*W, chunks, W, threads)
 }
 
 // geluBackward: du (rows*k) = dy * gelu'(u) where u = pre + b per row
 // (pre (rows, k), b (k)) and act = gelu(u) (the forward's output), for the
-// tanh form of geluf:
-//
-//	gelu(u) = 0.5 u (1 + t), t = tanh(c (u + 0.044715 u^3)), c = sqrt(2/pi)
-//	gelu'(u) = 0.5 (1 + t) + 0.5 u (1 - t^2) c (1 + 3 * 0.044715 u^2)
-//
-// t is read back from the output, t = 2 act / u - 1, except near u = 0.
+// tanh form of geluf (fgemm.GeluBackward, rows split across goroutines).
 func geluBackward(du, dy, pre, act, b []float32, rows, k, threads int) {
-	const c = 0.7978845608028654
 	parallelRows(threads, rows, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
-			for i := 0; i < k; i++ {
-				u := pre[r*k+i] + b[i]
-				var t float32
-				if u > 1e-2 || u < -1e-2 {
-					t = 2*act[r*k+i]/u - 1
-				} else {
-					t = tanhf(float32(c * (u + 0.044715*u*u*u)))
-				}
-				d := 0.5*(1+t) + 0.5*u*(1-t*t)*c*(1+3*0.044715*u*u)
-				du[r*k+i] = dy[r*k+i] * d
-			}
+			o := r * k
+			fgemm.GeluBackward(du[o:o+k], dy[o:o+k], pre[o:o+k], act[o:o+k], b[:k])
 		}
 	})
 }
 
-// attnBackScratch is one goroutine's attention-backward scratch.
+// attnBackScratch is one goroutine's scratch for the training attention,
+// forward and backward.
 type attnBackScratch struct {
-	kt, vt []float32 // (hd, T) keys and values, transposed
-	p, dp  []float32 // (S, T) probabilities, their gradient, then the scores' gradient
-	st     []float32 // (T, S) a transposed (S, K) block
-	tmp    []float32 // (T, hd)
+	p, dp []float32 // (K, S) a query block's probabilities, transposed (keys x slots); their gradient
+	w     *fgemm.Workspace
 }
 
-// attentionHeadBackward is the backward of attentionHead for one history of
-// n blocks and head h: given qkv (T, 3W) of the forward and dout, the
-// gradient of the head's output columns for query blocks [from, n) (rows as
-// attentionHead writes them, stride W), it writes the head's q columns of
+// attentionHeadBackward is the backward of attentionHeadTrain for one
+// history of n blocks and head h: given qkv (T, 3W) of the forward and dout,
+// the gradient of the head's output columns for query blocks [from, n) (rows
+// as attentionHead writes them, stride W), it writes the head's q columns of
 // dqkv for those query blocks and adds into its k and v columns for all
-// blocks (dqkv (T, 3W), zero where nothing flows). The probabilities are
-// recomputed as the forward does:
+// blocks (dqkv (T, 3W), zero where nothing flows). Per query block i, with
+// K = (i+1) S keys, the probabilities are recomputed as the forward does and
+// every product is one fgemm call on the transposed (keys x slots) blocks:
 //
-//	dP = dO V^T; dS = P * (dP - rowsum(dP * P)); dQ = scale dS K;
-//	dK += scale dS^T Q; dV += P^T dO
+//	dP^T = V dO_i^T;  dS^T = P^T * (dP^T - colsum(dP^T * P^T)) * scale
+//	dQ_i = dS K;  dK += dS^T Q_i;  dV += P^T dO_i
 func (c *Config) attentionHeadBackward(dqkv, dout, qkv []float32, n, h, from int, s *attnBackScratch) {
 	S, W, hd := c.Slots, c.Width(), c.HeadDim()
-	T := n * S
 	W3 := 3 * W
-	s.kt, s.vt = grow(s.kt, hd*T), grow(s.vt, hd*T)
-	s.p, s.dp = grow(s.p, S*T), grow(s.dp, S*T)
-	s.st, s.tmp = grow(s.st, T*S), grow(s.tmp, T*hd)
-	kt, vt, p, dp := s.kt, s.vt, s.p, s.dp
-	ko, vo, qo := W+h*hd, 2*W+h*hd, h*hd
-	for t := 0; t < T; t++ {
-		for d := 0; d < hd; d++ {
-			kt[d*T+t] = qkv[t*W3+ko+d]
-			vt[d*T+t] = qkv[t*W3+vo+d]
-		}
-	}
+	T := n * S
+	s.p, s.dp = grow(s.p, T*S), grow(s.dp, T*S)
+	qo, ko, vo := h*hd, W+h*hd, 2*W+h*hd
 	scale := 1 / sqrtf(float32(hd))
 	for i := from; i < n; i++ {
 		K := (i + 1) * S
-		// Recompute the probabilities (as attentionHead).
-		f32.MulTo(p, T, qkv[i*S*W3+qo:], W3, kt, T, S, hd, K)
-		for q := 0; q < S; q++ {
-			row := p[q*T : q*T+K]
-			mx := float32(row[0] * scale)
-			for k, v := range row {
-				v = float32(v * scale)
-				row[k] = v
-				if v > mx {
-					mx = v
-				}
-			}
-			expShift(row, mx)
-			var sum float32
-			for _, e := range row {
-				sum += e
-			}
-			inv := 1 / sum
-			for k, v := range row {
-				row[k] = float32(v * inv)
-			}
-		}
+		pt, dpt := s.p[:K*S], s.dp[:K*S]
+		q := qkv[i*S*W3+qo:]
+		s.w.MulTo(pt, S, qkv[ko:], W3, q, W3, K, hd, S, fgemm.TransB)
+		fgemm.SoftmaxCols(pt, K, S, scale)
 		do := dout[(i-from)*S*W+qo:]
-		// dP = dO V^T (S, K).
-		f32.MulTo(dp, T, do, W, vt, T, S, hd, K)
-		// dS = P * (dP - rowsum(dP * P)), times scale.
-		for q := 0; q < S; q++ {
-			pr, dr := p[q*T:q*T+K], dp[q*T:q*T+K]
-			var dot float32
-			for k, v := range pr {
-				dot += v * dr[k]
-			}
-			for k, v := range pr {
-				dr[k] = v * (dr[k] - dot) * scale
-			}
-		}
-		// dQ = dS K (S, hd), written into the q columns.
-		f32.MulTo(dqkv[i*S*W3+qo:], W3, dp, T, qkv[ko:], W3, S, K, hd)
-		// dK += dS^T Q (K, hd).
-		for q := 0; q < S; q++ {
-			for k := 0; k < K; k++ {
-				s.st[k*S+q] = dp[q*T+k]
-			}
-		}
-		f32.MulTo(s.tmp, hd, s.st, S, qkv[i*S*W3+qo:], W3, K, S, hd)
-		for k := 0; k < K; k++ {
-			dk := dqkv[k*W3+ko : k*W3+ko+hd]
-			for d := range dk {
-				dk[d] += s.tmp[k*hd+d]
-			}
-		}
-		// dV += P^T dO (K, hd).
-		for q := 0; q < S; q++ {
-			for k := 0; k < K; k++ {
-				s.st[k*S+q] = p[q*T+k]
-			}
-		}
-		f32.MulTo(s.tmp, hd, s.st, S, do, W, K, S, hd)
-		for k := 0; k < K; k++ {
-			dv := dqkv[k*W3+vo : k*W3+vo+hd]
-			for d := range dv {
-				dv[d] += s.tmp[k*hd+d]
-			}
-		}
+		s.w.MulTo(dpt, S, qkv[vo:], W3, do, W, K, hd, S, fgemm.TransB)
+		fgemm.SoftmaxColsBackward(dpt, pt, K, S, scale)
+		s.w.MulTo(dqkv[i*S*W3+qo:], W3, dpt, S, qkv[ko:], W3, S, K, hd, fgemm.TransA)
+		s.w.MulTo(dqkv[ko:], W3, dpt, S, q, W3, K, S, hd, fgemm.Acc)
+		s.w.MulTo(dqkv[vo:], W3, pt, S, do, W, K, S, hd, fgemm.Acc)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/memowm/memowm/internal/f32"
+	"github.com/memowm/memowm/internal/fgemm"
 )
 
 // The training forward and backward over a batch of histories. The forward
@@ -24,6 +25,13 @@ import (
 // Dropout (rate Config.Dropout, training only) multiplies by a mask of 0 and
 // 1/(1-rate) drawn from the step's seed: on the embedded tokens and on both
 // residual branches of every block.
+//
+// The training forward (train true) and the whole backward compute their
+// matrix products with internal/fgemm (fused multiply-adds, blocked sums: fast,
+// not bit-exact) and attention with attentionHeadTrain. A forward with train
+// false (evaluation, tests) uses the inference's exact kernels and so gives
+// CPU.Forward's bits. Either way the results do not depend on the thread
+// count: fgemm's and every parallel loop's split is over outputs.
 
 // tapeLayer is one block's saved activations.
 type tapeLayer struct {
@@ -48,6 +56,7 @@ type tape struct {
 	hs    []History
 	start []int // first token row of each history
 	N, Nq int
+	capN  int // rows the buffers are sized for: the batch size times the longest history
 
 	xs      [][]float32 // L+1 residual streams, (N, W) .. (Nq, W)
 	drop0   []float32   // (N, W) embedding dropout multipliers, nil without dropout
@@ -56,14 +65,16 @@ type tape struct {
 	outs    []Output
 	tmp     []float32 // (N, 3W) scratch
 	workers []attnScratch
+	ws      *fgemm.Workspace // the products, on threads goroutines
+	fast    bool             // the last forward used fgemm (train true)
 
 	// backward buffers
 	dx, dx2, dln []float32 // (N, W)
 	dqkv         []float32 // (N, 3W)
 	dmlp, dmlp2  []float32 // (R, M)
 	xhat         []float32 // (N, W)
+	part         []float32 // per-chunk partial column sums
 	bwork        []attnBackScratch
-	lin          linScratch
 	act          actionScratch
 	dlog         []float32 // (B, J, C) gradient of the logits
 	dgate        []float32 // (B, J)
@@ -73,12 +84,18 @@ type tape struct {
 func newTape(m *Model, threads int) *tape {
 	t := &tape{m: m, threads: threads}
 	t.cpu = CPU{m: m, threads: threads}
+	t.ws = fgemm.NewWorkspace(threads)
 	return t
 }
 
-// dropMask fills mask (n) with 0 (probability rate) or 1/(1-rate) from
-// rng, four 16-bit draws per 64-bit number.
-func dropMask(mask []float32, rate float64, rng *rand.Rand) {
+// dropMask fills mask (one chunk of rows of a mask) with 0 (probability
+// rate) or 1/(1-rate), four 16-bit draws per 64-bit number of the chunk's
+// own generator: PCG seeded with the step's seed and (stream, chunk), so that
+// a mask does not depend on how chunks are shared among goroutines. Stream 0
+// is the embedding's mask, 1+2l and 2+2l block l's branches.
+func dropMask(mask []float32, rate float64, seed uint64, stream, chunk int) {
+	var rng rand.PCG
+	rng.Seed(seed, 0x64726f70<<32|uint64(stream)<<20|uint64(chunk)) // "drop"
 	keep := float32(1 / (1 - rate))
 	thr := uint64(rate * 65536)
 	var bits uint64
@@ -110,10 +127,7 @@ func (t *tape) forward(hs []History, train bool, dropSeed uint64) {
 	N, Nq := t.start[B], B*S
 	t.N, t.Nq = N, Nq
 	rate := c.Dropout
-	var rng *rand.Rand
-	if train && rate > 0 {
-		rng = rand.New(rand.NewPCG(dropSeed, 0x64726f70)) // "drop"
-	} else {
+	if !train {
 		rate = 0
 	}
 	if len(t.xs) != L+1 {
@@ -123,21 +137,30 @@ func (t *tape) forward(hs []History, train bool, dropSeed uint64) {
 	if len(t.workers) < t.threads {
 		t.workers = make([]attnScratch, t.threads)
 		t.bwork = make([]attnBackScratch, t.threads)
+		for i := range t.bwork {
+			t.bwork[i].w = fgemm.NewWorkspace(1)
+		}
 	}
-	t.xs[0] = grow(t.xs[0], N*W)
-	t.tmp = grow(t.tmp, N*3*W)
+	t.fast = train
+	// Buffers are sized for the longest batch of this size at once, so that
+	// steps of varying lengths do not reallocate.
+	t.capN = max(t.capN, B*c.MaxHistory*S)
+	t.xs[0] = t.grow(t.xs[0], N, W)
+	t.tmp = t.grow(t.tmp, N, 3*W)
 
 	// Embedding (forward.go's embed, into xs[0]).
 	t.cpu.x = t.xs[0]
 	t.cpu.embed(hs, t.start)
 	t.drop0 = nil
 	if rate > 0 {
-		t.drop0 = grow(t.drop0[:0:cap(t.drop0)], N*W)
-		dropMask(t.drop0, rate, rng)
-		x := t.xs[0]
-		for i := range x {
-			x[i] *= t.drop0[i]
-		}
+		t.drop0 = t.grow(t.drop0[:0:cap(t.drop0)], N, W)
+		x, mask := t.xs[0], t.drop0
+		parallelRows(t.threads, N, func(lo, hi int) {
+			dropMask(mask[lo*W:hi*W], rate, dropSeed, 0, lo/rowChunk)
+			for i := lo * W; i < hi*W; i++ {
+				x[i] *= mask[i]
+			}
+		})
 	}
 
 	for l := 0; l < L; l++ {
@@ -148,22 +171,20 @@ func (t *tape) forward(hs []History, train bool, dropSeed uint64) {
 			R = Nq
 		}
 		x := t.xs[l]
-		T.ln1, T.qkv = grow(T.ln1, N*W), grow(T.qkv, N*3*W)
-		T.att, T.x1, T.ln2 = grow(T.att, R*W), grow(T.x1, R*W), grow(T.ln2, R*W)
-		T.pre, T.act = grow(T.pre, R*M), grow(T.act, R*M)
-		t.xs[l+1] = grow(t.xs[l+1], R*W)
+		T.ln1, T.qkv = t.grow(T.ln1, N, W), t.grow(T.qkv, N, 3*W)
+		T.att, T.x1, T.ln2 = t.grow(T.att, R, W), t.grow(T.x1, R, W), t.grow(T.ln2, R, W)
+		T.pre, T.act = t.grow(T.pre, R, M), t.grow(T.act, R, M)
+		t.xs[l+1] = t.grow(t.xs[l+1], R, W)
 		parallelRows(t.threads, N, func(lo, hi int) {
 			layerNormTo(T.ln1[lo*W:hi*W], x[lo*W:hi*W], Lp.ln1g, Lp.ln1b, hi-lo, W)
 		})
-		f32.MulParTo(T.qkv, 3*W, T.ln1, W, Lp.wqkv, 3*W, N, W, 3*W, t.threads)
+		t.mul(T.qkv, T.ln1, Lp.wqkv, N, W, 3*W)
 		parallelRows(t.threads, N, func(lo, hi int) { addBias(T.qkv[lo*3*W:hi*3*W], Lp.bqkv, hi-lo, 3*W) })
 		// x1 starts as the residual rows.
 		if last {
 			for b, h := range hs {
 				copy(T.x1[b*S*W:(b+1)*S*W], x[(t.start[b]+(len(h)-1)*S)*W:])
 			}
-		} else {
-			copy(T.x1, x[:N*W])
 		}
 		parallelN(t.threads, B*c.Heads, func(i int) {
 			b, h := i/c.Heads, i%c.Heads
@@ -172,20 +193,30 @@ func (t *tape) forward(hs []History, train bool, dropSeed uint64) {
 			if last {
 				from, orow = n-1, b*S
 			}
-			c.attentionHead(T.att[orow*W:], T.qkv[t.start[b]*3*W:t.start[b+1]*3*W], n, h, from, &t.workers[i%t.threads])
+			qkv := T.qkv[t.start[b]*3*W : t.start[b+1]*3*W]
+			if t.fast {
+				c.attentionHeadTrain(T.att[orow*W:], qkv, n, h, from, &t.bwork[i%t.threads])
+			} else {
+				c.attentionHead(T.att[orow*W:], qkv, n, h, from, &t.workers[i%t.threads])
+			}
 		})
 		proj := t.tmp[:R*W]
-		f32.MulParTo(proj, W, T.att, W, Lp.wo, W, R, W, W, t.threads)
-		T.drop1 = t.residual(T.x1, proj, Lp.bo, T.drop1, R, W, rate, rng)
+		t.mul(proj, T.att, Lp.wo, R, W, W)
+		src := x
+		if last {
+			src = T.x1 // the gathered rows
+		}
+		T.drop1 = t.residualTo(T.x1, src, proj, Lp.bo, T.drop1, R, W, rate, dropSeed, 1+2*l)
 		parallelRows(t.threads, R, func(lo, hi int) {
 			layerNormTo(T.ln2[lo*W:hi*W], T.x1[lo*W:hi*W], Lp.ln2g, Lp.ln2b, hi-lo, W)
 		})
-		f32.MulParTo(T.pre, M, T.ln2, W, Lp.w1, M, R, W, M, t.threads)
-		copy(T.act, T.pre)
-		parallelRows(t.threads, R, func(lo, hi int) { addBiasGELU(T.act[lo*M:hi*M], Lp.b1, hi-lo, M) })
-		f32.MulParTo(proj, W, T.act, M, Lp.w2, W, R, M, W, t.threads)
-		copy(t.xs[l+1], T.x1)
-		T.drop2 = t.residual(t.xs[l+1], proj, Lp.b2, T.drop2, R, W, rate, rng)
+		t.mul(T.pre, T.ln2, Lp.w1, R, W, M)
+		parallelRows(t.threads, R, func(lo, hi int) {
+			copy(T.act[lo*M:hi*M], T.pre[lo*M:hi*M])
+			addBiasGELU(T.act[lo*M:hi*M], Lp.b1, hi-lo, M)
+		})
+		t.mul(proj, T.act, Lp.w2, R, M, W)
+		T.drop2 = t.residualTo(t.xs[l+1], T.x1, proj, Lp.b2, T.drop2, R, W, rate, dropSeed, 2+2*l)
 	}
 	t.lnf = grow(t.lnf, Nq*W)
 	layerNormTo(t.lnf, t.xs[L], p.finalG, p.finalB, Nq, W)
@@ -196,20 +227,59 @@ func (t *tape) forward(hs []History, train bool, dropSeed uint64) {
 	parallelN(t.threads, B, func(b int) { t.cpu.heads(&t.outs[b], t.lnf[b*S*W:(b+1)*S*W], hs[b]) })
 }
 
-// residual sets x += drop(y + b) (rows, k) and returns the mask used (nil
-// without dropout; mask's buffer is reused).
-func (t *tape) residual(x, y, b, mask []float32, rows, k int, rate float64, rng *rand.Rand) []float32 {
+// grow returns b resliced to rows x width floats; when short it allocates
+// for the tape's most rows (capN) at once, or for the last layer's rows
+// when rows is no more than the batch's query rows.
+func (t *tape) grow(b []float32, rows, width int) []float32 {
+	n := rows * width
+	if cap(b) >= n {
+		return b[:n]
+	}
+	capRows := t.capN
+	if rows <= t.Nq {
+		capRows = t.Nq
+	}
+	return make([]float32, n, max(n, capRows*width))
+}
+
+// mul sets c (n, k) = a (n, inner) b (inner, k): fgemm in a training
+// forward, internal/f32's exact kernel otherwise.
+func (t *tape) mul(c, a, b []float32, n, inner, k int) {
+	if t.fast {
+		t.ws.MulTo(c, k, a, inner, b, k, n, inner, k, 0)
+		return
+	}
+	f32.MulParTo(c, k, a, inner, b, k, n, inner, k, t.threads)
+}
+
+// residualTo sets dst = src + drop(y + b) (rows, k; dst may be src), rows
+// split across goroutines, and returns the dropout mask used (nil without
+// dropout, which gives addResidual's bits; mask's buffer is reused). The
+// mask is drawn chunk by chunk (dropMask, stream stream).
+func (t *tape) residualTo(dst, src, y, b, mask []float32, rows, k int, rate float64, seed uint64, stream int) []float32 {
 	if rate == 0 {
-		parallelRows(t.threads, rows, func(lo, hi int) { addResidual(x[lo*k:hi*k], y[lo*k:hi*k], b, hi-lo, k) })
-		return nil
+		mask = nil
+	} else {
+		mask = t.grow(mask[:0:cap(mask)], rows, k)
 	}
-	mask = grow(mask[:0:cap(mask)], rows*k)
-	dropMask(mask, rate, rng)
-	for r := 0; r < rows; r++ {
-		for i := 0; i < k; i++ {
-			x[r*k+i] += (y[r*k+i] + b[i]) * mask[r*k+i]
+	parallelRows(t.threads, rows, func(lo, hi int) {
+		if mask != nil {
+			dropMask(mask[lo*k:hi*k], rate, seed, stream, lo/rowChunk)
 		}
-	}
+		for r := lo; r < hi; r++ {
+			d, s, yr := dst[r*k:r*k+k], src[r*k:r*k+k], y[r*k:r*k+k]
+			if mask == nil {
+				for i, v := range s {
+					d[i] = v + (yr[i] + b[i])
+				}
+				continue
+			}
+			mr := mask[r*k : r*k+k]
+			for i, v := range s {
+				d[i] = v + (yr[i]+b[i])*mr[i]
+			}
+		}
+	})
 	return mask
 }
 
@@ -222,8 +292,8 @@ func (t *tape) backward(g *Params) {
 	J := S * G
 	B, N, Nq := len(t.hs), t.N, t.Nq
 	th := t.threads
-	t.dx, t.dx2, t.dln = grow(t.dx, N*W), grow(t.dx2, N*W), grow(t.dln, N*W)
-	t.xhat, t.dqkv = grow(t.xhat, N*W), grow(t.dqkv, N*3*W)
+	t.dx, t.dx2, t.dln = t.grow(t.dx, N, W), t.grow(t.dx2, N, W), t.grow(t.dln, N, W)
+	t.xhat, t.dqkv = t.grow(t.xhat, N, W), t.grow(t.dqkv, N, 3*W)
 
 	// Heads: logits[b,s,g,c] = piece . emb[s,g,c] + bias; gate = piece . copyW + copyB.
 	dlnf := t.dln[:Nq*W]
@@ -290,7 +360,7 @@ func (t *tape) backward(g *Params) {
 	}
 	// Final LayerNorm: dx (Nq rows) of the last block's output.
 	dx := t.dx[:Nq*W]
-	layerNormBackward(dx, g.finalG, g.finalB, dlnf, t.xs[L], p.finalG, t.xhat, Nq, W, th)
+	layerNormBackward(dx, g.finalG, g.finalB, dlnf, t.xs[L], p.finalG, t.xhat, Nq, W, th, &t.part)
 
 	for l := L - 1; l >= 0; l-- {
 		Lp, Lg, T := &p.layers[l], &g.layers[l], &t.layers[l]
@@ -302,13 +372,13 @@ func (t *tape) backward(g *Params) {
 		// dx holds d xs[l+1] (R, W). MLP branch: xs[l+1] = x1 + drop(act W2 + b2).
 		dbranch := t.dx2[:R*W]
 		maskTo(dbranch, dx[:R*W], T.drop2, th)
-		t.dmlp, t.dmlp2 = grow(t.dmlp, R*M), grow(t.dmlp2, R*M)
-		linearBackward(t.dmlp, Lg.w2, Lg.b2, dbranch, T.act, Lp.w2, R, M, W, th, &t.lin)
+		t.dmlp, t.dmlp2 = t.grow(t.dmlp, R, M), t.grow(t.dmlp2, R, M)
+		linearBackward(t.dmlp, Lg.w2, Lg.b2, dbranch, T.act, Lp.w2, R, M, W, t.ws, &t.part)
 		geluBackward(t.dmlp2, t.dmlp, T.pre, T.act, Lp.b1, R, M, th)
 		dln2 := t.dln[:R*W]
-		linearBackward(dln2, Lg.w1, Lg.b1, t.dmlp2, T.ln2, Lp.w1, R, W, M, th, &t.lin)
+		linearBackward(dln2, Lg.w1, Lg.b1, t.dmlp2, T.ln2, Lp.w1, R, W, M, t.ws, &t.part)
 		// d x1 = dx + LN2 backward.
-		layerNormBackward(dbranch, Lg.ln2g, Lg.ln2b, dln2, T.x1, Lp.ln2g, t.xhat, R, W, th)
+		layerNormBackward(dbranch, Lg.ln2g, Lg.ln2b, dln2, T.x1, Lp.ln2g, t.xhat, R, W, th, &t.part)
 		parallelRows(th, R, func(lo, hi int) {
 			for i := lo * W; i < hi*W; i++ {
 				dx[i] += dbranch[i]
@@ -317,7 +387,7 @@ func (t *tape) backward(g *Params) {
 		// Attention branch: x1 = x[rows] + drop(att Wo + bo).
 		maskTo(dbranch, dx[:R*W], T.drop1, th)
 		datt := t.dln[:R*W]
-		linearBackward(datt, Lg.wo, Lg.bo, dbranch, T.att, Lp.wo, R, W, W, th, &t.lin)
+		linearBackward(datt, Lg.wo, Lg.bo, dbranch, T.att, Lp.wo, R, W, W, t.ws, &t.part)
 		clear(t.dqkv[:N*3*W])
 		parallelN(th, B*c.Heads, func(i int) {
 			b, h := i/c.Heads, i%c.Heads
@@ -329,10 +399,10 @@ func (t *tape) backward(g *Params) {
 			c.attentionHeadBackward(t.dqkv[t.start[b]*3*W:t.start[b+1]*3*W], datt[orow*W:], T.qkv[t.start[b]*3*W:t.start[b+1]*3*W], n, h, from, &t.bwork[i%th])
 		})
 		dln1 := t.dln[:N*W]
-		linearBackward(dln1, Lg.wqkv, Lg.bqkv, t.dqkv, T.ln1, Lp.wqkv, N, W, 3*W, th, &t.lin)
+		linearBackward(dln1, Lg.wqkv, Lg.bqkv, t.dqkv, T.ln1, Lp.wqkv, N, W, 3*W, t.ws, &t.part)
 		// d xs[l] = LN1 backward + the residual rows.
 		dxin := t.dx2[:N*W]
-		layerNormBackward(dxin, Lg.ln1g, Lg.ln1b, dln1, t.xs[l], Lp.ln1g, t.xhat, N, W, th)
+		layerNormBackward(dxin, Lg.ln1g, Lg.ln1b, dln1, t.xs[l], Lp.ln1g, t.xhat, N, W, th, &t.part)
 		if last {
 			for b, h := range t.hs {
 				o := (t.start[b] + (len(h)-1)*S) * W
@@ -356,15 +426,21 @@ func (t *tape) backward(g *Params) {
 	t.embedBackward(g, dx)
 }
 
-// maskTo: dst = src * mask elementwise (a copy when mask is nil).
+// maskTo: dst = src * mask elementwise (a copy when mask is nil), in
+// parallel chunks.
 func maskTo(dst, src, mask []float32, threads int) {
-	if mask == nil {
-		copy(dst, src)
-		return
-	}
-	for i, v := range src {
-		dst[i] = v * mask[i]
-	}
+	const chunk = 1 << 14
+	parallelN(threads, (len(src)+chunk-1)/chunk, func(ci int) {
+		lo, hi := ci*chunk, min((ci+1)*chunk, len(src))
+		if mask == nil {
+			copy(dst[lo:hi], src[lo:hi])
+			return
+		}
+		m, d := mask[lo:hi], dst[lo:hi]
+		for i, v := range src[lo:hi] {
+			d[i] = v * m[i]
+		}
+	})
 }
 
 // embedBackward adds the gradients of the token embedding (embed) given dx

@@ -1,0 +1,121 @@
+package fgemm
+
+import (
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/memowm/memowm/internal/f32"
+)
+
+// BenchmarkPeak measures the machine's fused multiply-add throughput on
+// registers alone (no memory), on 1 and 2 goroutines: the ceiling for MulTo.
+func BenchmarkPeak(b *testing.B) {
+	if !useAsm {
+		b.Skip("no assembly kernel in this build")
+	}
+	const iters = 1 << 20
+	for _, t := range []int{1, 2} {
+		b.Run(map[int]string{1: "t1", 2: "t2"}[t], func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				var wg sync.WaitGroup
+				for g := 0; g < t; g++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						fmaPeak(iters)
+					}()
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(float64(768*iters*t)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// BenchmarkMul times the training's matrix shapes of the base preset on 4096
+// token rows, on 2 goroutines: MulTo ("fgemm"), internal/f32's exact kernel
+// MulParTo ("f32", with the transpose that the old backward materialised
+// first) and gonum's Sgemm ("gonum").
+func BenchmarkMul(b *testing.B) {
+	for _, s := range []struct {
+		name    string
+		m, k, n int
+		f       Flags
+	}{
+		{"qkv_4096x256x768", 4096, 256, 768, 0},
+		{"mlp2_4096x1024x256", 4096, 1024, 256, 0},
+		{"dw_1024x4096x256_At", 1024, 4096, 256, TransA},
+		{"dx_4096x256x1024_Bt", 4096, 256, 1024, TransB},
+	} {
+		rng := rand.New(rand.NewPCG(3, 3))
+		// a stored as op(a) or its transpose; b likewise.
+		x, y := randSlice(rng, s.m*s.k), randSlice(rng, s.k*s.n)
+		c := make([]float32, s.m*s.n)
+		lda, ldb := s.k, s.n
+		if s.f&TransA != 0 {
+			lda = s.m
+		}
+		if s.f&TransB != 0 {
+			ldb = s.k
+		}
+		flops := float64(2 * s.m * s.k * s.n)
+		report := func(b *testing.B) {
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		}
+		for _, t := range []int{1, 2} {
+			b.Run(s.name+"/fgemm"+map[int]string{1: "_t1", 2: ""}[t], func(b *testing.B) {
+				w := NewWorkspace(t)
+				for i := 0; i < b.N; i++ {
+					w.MulTo(c, s.n, x, lda, y, ldb, s.m, s.k, s.n, s.f)
+				}
+				report(b)
+			})
+		}
+		b.Run(s.name+"/f32", func(b *testing.B) {
+			tmp := make([]float32, max(s.m*s.k, s.k*s.n))
+			for i := 0; i < b.N; i++ {
+				aa, bb, la, lb := x, y, lda, ldb
+				if s.f&TransA != 0 {
+					transpose(tmp, x, s.k, s.m)
+					aa, la = tmp, s.k
+				}
+				if s.f&TransB != 0 {
+					transpose(tmp, y, s.n, s.k)
+					bb, lb = tmp, s.n
+				}
+				f32.MulParTo(c, s.n, aa, la, bb, lb, s.m, s.k, s.n, 2)
+			}
+			report(b)
+		})
+		b.Run(s.name+"/gonum", func(b *testing.B) {
+			ta, tb := blas.NoTrans, blas.NoTrans
+			ar, ac, br, bc := s.m, s.k, s.k, s.n
+			if s.f&TransA != 0 {
+				ta, ar, ac = blas.Trans, s.k, s.m
+			}
+			if s.f&TransB != 0 {
+				tb, br, bc = blas.Trans, s.n, s.k
+			}
+			A := blas32.General{Rows: ar, Cols: ac, Stride: ac, Data: x}
+			B := blas32.General{Rows: br, Cols: bc, Stride: bc, Data: y}
+			C := blas32.General{Rows: s.m, Cols: s.n, Stride: s.n, Data: c}
+			for i := 0; i < b.N; i++ {
+				blas32.Gemm(ta, tb, 1, A, B, 0, C)
+			}
+			report(b)
+		})
+	}
+}
+
+// transpose sets dst (cols x rows) to src (rows x cols)^T.
+func transpose(dst, src []float32, rows, cols int) {
+	for i := 0; i < rows; i++ {
+		for j, v := range src[i*cols : (i+1)*cols] {
+			dst[j*rows+i] = v
+		}
+	}
+}

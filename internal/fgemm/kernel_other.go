@@ -1,0 +1,28 @@
+//go:build !amd64 || purego
+
+package fgemm
+
+// useAsm is false: this build has only the plain Go kernel.
+var useAsm = false
+
+func kernel14x32(kc int, a, b, c *float32, ldc int, load int, ast int) {
+	panic("fgemm: no assembly kernel in this build")
+}
+
+func kernel14x32r(kc int, a, b, c *float32, ldc int, load int, lda int) {
+	panic("fgemm: no assembly kernel in this build")
+}
+
+func fmaPeak(n int) { panic("fgemm: no assembly kernel in this build") }
+
+func geluBackward16(du, dy, pre, act, b *float32, n int) {
+	panic("fgemm: no assembly kernel in this build")
+}
+
+func softmaxStrip16(x *float32, rows, stride int, scale float32) {
+	panic("fgemm: no assembly kernel in this build")
+}
+
+func softmaxBackStrip16(dp, p *float32, rows, stride int, scale float32) {
+	panic("fgemm: no assembly kernel in this build")
+}
