@@ -13,6 +13,10 @@
 // wrote: each observation's SHA-256 over its exact bytes, sampled values bit
 // for bit, every action field, facts, column types and schema metadata.
 //
+// check_safetensors.py does the same for world-model weights: NumPy reads a
+// safetensors export byte for byte, and the files it writes import and
+// predict the same bits (safetensors_test.go).
+//
 // When python3-numpy, node or interop/node_modules are missing the tests skip
 // and say why, unless MEMOWM_INTEROP=1 is set: then a missing tool is a
 // failure. .ci/run installs the tools (apt-get install python3-numpy, npm ci
