@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -20,7 +21,9 @@ func BenchmarkPeak(b *testing.B) {
 	const iters = 1 << 20
 	for _, t := range []int{1, 2} {
 		b.Run(map[int]string{1: "t1", 2: "t2"}[t], func(b *testing.B) {
+			best := timer{}
 			for i := 0; i < b.N; i++ {
+				best.start()
 				var wg sync.WaitGroup
 				for g := 0; g < t; g++ {
 					wg.Add(1)
@@ -30,8 +33,10 @@ func BenchmarkPeak(b *testing.B) {
 					}()
 				}
 				wg.Wait()
+				best.stop()
 			}
 			b.ReportMetric(float64(768*iters*t)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			b.ReportMetric(float64(768*iters*t)/best.min.Seconds()/1e9, "best-GFLOP/s")
 		})
 	}
 }
@@ -63,14 +68,19 @@ func BenchmarkMul(b *testing.B) {
 			ldb = s.k
 		}
 		flops := float64(2 * s.m * s.k * s.n)
+		var best timer
 		report := func(b *testing.B) {
 			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			b.ReportMetric(flops/best.min.Seconds()/1e9, "best-GFLOP/s")
+			best = timer{}
 		}
 		for _, t := range []int{1, 2} {
 			b.Run(s.name+"/fgemm"+map[int]string{1: "_t1", 2: ""}[t], func(b *testing.B) {
 				w := NewWorkspace(t)
 				for i := 0; i < b.N; i++ {
+					best.start()
 					w.MulTo(c, s.n, x, lda, y, ldb, s.m, s.k, s.n, s.f)
+					best.stop()
 				}
 				report(b)
 			})
@@ -78,6 +88,7 @@ func BenchmarkMul(b *testing.B) {
 		b.Run(s.name+"/f32", func(b *testing.B) {
 			tmp := make([]float32, max(s.m*s.k, s.k*s.n))
 			for i := 0; i < b.N; i++ {
+				best.start()
 				aa, bb, la, lb := x, y, lda, ldb
 				if s.f&TransA != 0 {
 					transpose(tmp, x, s.k, s.m)
@@ -88,6 +99,7 @@ func BenchmarkMul(b *testing.B) {
 					bb, lb = tmp, s.n
 				}
 				f32.MulParTo(c, s.n, aa, la, bb, lb, s.m, s.k, s.n, 2)
+				best.stop()
 			}
 			report(b)
 		})
@@ -104,7 +116,9 @@ func BenchmarkMul(b *testing.B) {
 			B := blas32.General{Rows: br, Cols: bc, Stride: bc, Data: y}
 			C := blas32.General{Rows: s.m, Cols: s.n, Stride: s.n, Data: c}
 			for i := 0; i < b.N; i++ {
+				best.start()
 				blas32.Gemm(ta, tb, 1, A, B, 0, C)
+				best.stop()
 			}
 			report(b)
 		})
@@ -117,5 +131,21 @@ func transpose(dst, src []float32, rows, cols int) {
 		for j, v := range src[i*cols : (i+1)*cols] {
 			dst[j*rows+i] = v
 		}
+	}
+}
+
+// timer keeps the fastest of a benchmark's iterations: on a shared machine
+// the least disturbed one is the closest to what the code can do ("best-"
+// metrics; the plain ones are means).
+type timer struct {
+	t0  time.Time
+	min time.Duration
+}
+
+func (t *timer) start() { t.t0 = time.Now() }
+
+func (t *timer) stop() {
+	if d := time.Since(t.t0); t.min == 0 || d < t.min {
+		t.min = d
 	}
 }

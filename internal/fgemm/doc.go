@@ -13,8 +13,9 @@
 // transposed operands in place instead of materialising them. On amd64 with
 // AVX-512 the micro-kernel keeps a 14 x 32 block of c in 28 zmm registers and
 // adds one fused multiply-add per inner step; op(b) is packed into panels of
-// 32 columns (256 inner steps x 512 columns at a time, about L2), op(a) is
-// read in place when it is a's rows and packed into 14-row panels otherwise.
+// 32 columns (256 inner steps x 512 columns at a time, about L2); op(a) is
+// read in place, 14 of a's rows or (a stored transposed) 14 of its columns
+// at a time, and packed only for the last rows when fewer than 14 are left.
 // Goroutines split c into row or column ranges of whole blocks. The plain Go
 // kernel (build tag purego, other architectures, machines without AVX-512)
 // runs the same blocking.

@@ -123,6 +123,15 @@ type gemm struct {
 	ta, tb, acc   bool
 }
 
+// Where the kernel reads a panel of op(a): a packed panel, or in place
+// (assembly only, full panels): a's rows, or a's columns (a stored
+// transposed).
+const (
+	aPacked = iota
+	aRows
+	aCols
+)
+
 // run computes the block rows [i0, i1) x columns [j0, j1) of c; i0 and j0
 // are multiples of the register block.
 func (g *gemm) run(buf *threadBuf, i0, i1, j0, j1 int) {
@@ -134,29 +143,23 @@ func (g *gemm) run(buf *threadBuf, i0, i1, j0, j1 int) {
 			load := pc > 0 || g.acc
 			for ir := i0; ir < i1; ir += mr {
 				rows := min(mr, i1-ir)
-				// A full panel of a stored untransposed is read in place by
-				// the assembly kernel; others are packed.
-				direct := useAsm && !g.ta && rows == mr
-				if direct {
+				src, ap := aPacked, (*float32)(nil)
+				switch {
+				case useAsm && rows == mr && !g.ta:
 					_ = g.a[(ir+mr-1)*g.lda+pc+kc-1]
-				} else {
+					src, ap = aRows, &g.a[ir*g.lda+pc]
+				case useAsm && rows == mr:
+					_ = g.a[(pc+kc-1)*g.lda+ir+mr-1]
+					src, ap = aCols, &g.a[pc*g.lda+ir]
+				default:
 					packA(buf.a, g.a, g.lda, g.ta, ir, rows, pc, kc)
 				}
 				for jr := 0; jr < nc; jr += nr {
 					cols := min(nr, nc-jr)
 					bp := buf.b[jr*kc : (jr+nr)*kc]
 					off := ir*g.ldc + jc + jr
-					if direct && cols == nr {
-						_ = g.c[off+(mr-1)*g.ldc+nr-1]
-						kernel14x32r(kc, &g.a[ir*g.lda+pc], &bp[0], &g.c[off], g.ldc, b2i(load), g.lda)
-						continue
-					}
-					if direct {
-						packA(buf.a, g.a, g.lda, g.ta, ir, rows, pc, kc)
-						direct = false
-					}
 					if rows == mr && cols == nr {
-						kernel(kc, buf.a, bp, g.c[off:], g.ldc, load)
+						g.kernel(kc, src, ap, buf.a, bp, g.c[off:], g.ldc, load)
 						continue
 					}
 					// An edge block: staged in the tile so that the kernel
@@ -167,7 +170,7 @@ func (g *gemm) run(buf *threadBuf, i0, i1, j0, j1 int) {
 							copy(tile[i*nr:i*nr+cols], g.c[off+i*g.ldc:][:cols])
 						}
 					}
-					kernel(kc, buf.a, bp, tile, nr, load)
+					g.kernel(kc, src, ap, buf.a, bp, tile, nr, load)
 					for i := 0; i < rows; i++ {
 						copy(g.c[off+i*g.ldc:][:cols], tile[i*nr:i*nr+cols])
 					}
@@ -177,17 +180,23 @@ func (g *gemm) run(buf *threadBuf, i0, i1, j0, j1 int) {
 	}
 }
 
-// kernel runs the assembly micro-kernel where there is one, else kernelGo.
-// c must hold a full block at stride ldc.
-func kernel(kc int, a, b, c []float32, ldc int, load bool) {
-	if useAsm {
-		_ = c[(mr-1)*ldc+nr-1]
-		_ = a[kc*mr-1]
-		_ = b[kc*nr-1]
-		kernel14x32(kc, &a[0], &b[0], &c[0], ldc, b2i(load), 4*mr)
-		return
+// kernel runs the micro-kernel on one block: a's panel from src (ap in
+// place, or the packed panel), b's packed panel, c a full block at stride
+// ldc. It is the assembly kernel where there is one, else kernelGo.
+func (g *gemm) kernel(kc, src int, ap *float32, packed, b, c []float32, ldc int, load bool) {
+	_ = c[(mr-1)*ldc+nr-1]
+	_ = b[kc*nr-1]
+	switch {
+	case src == aRows:
+		kernel14x32r(kc, ap, &b[0], &c[0], ldc, b2i(load), g.lda)
+	case src == aCols:
+		kernel14x32(kc, ap, &b[0], &c[0], ldc, b2i(load), 4*g.lda)
+	case useAsm:
+		_ = packed[kc*mr-1]
+		kernel14x32(kc, &packed[0], &b[0], &c[0], ldc, b2i(load), 4*mr)
+	default:
+		kernelGo(kc, packed, b, c, ldc, load)
 	}
-	kernelGo(kc, a, b, c, ldc, load)
 }
 
 func b2i(b bool) int {

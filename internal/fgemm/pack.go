@@ -14,6 +14,12 @@ package fgemm
 func packA(dst, a []float32, lda int, trans bool, i0, rows, p0, kc int) {
 	dst = dst[:kc*mr]
 	if trans {
+		if rows == mr {
+			for p := 0; p < kc; p++ {
+				*(*[mr]float32)(dst[p*mr:]) = *(*[mr]float32)(a[(p0+p)*lda+i0:])
+			}
+			return
+		}
 		for p := 0; p < kc; p++ {
 			src := a[(p0+p)*lda+i0:][:rows]
 			d := dst[p*mr : p*mr+mr]
@@ -56,6 +62,12 @@ func packB(dst, b []float32, ldb int, trans bool, j0, cols, p0, kc int) {
 				for p := 0; p < kc; p++ {
 					clear(panel[p*nr+w : p*nr+nr])
 				}
+			}
+			continue
+		}
+		if w == nr {
+			for p := 0; p < kc; p++ {
+				*(*[nr]float32)(panel[p*nr:]) = *(*[nr]float32)(b[(p0+p)*ldb+jq:])
 			}
 			continue
 		}
