@@ -465,6 +465,48 @@ func TestArchDiffCoversConfig(t *testing.T) {
 	}
 }
 
+// TestSafetensorsDocTable: the tensor table of docs/world-model.md names
+// every tensor of the layout, in layout order ("layers.L." for each layer).
+func TestSafetensorsDocTable(t *testing.T) {
+	doc, err := os.ReadFile("../docs/world-model.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(doc)
+	i := strings.Index(s, "## Weights in and out (safetensors)")
+	if i < 0 {
+		t.Fatal("docs/world-model.md has no safetensors section")
+	}
+	s = s[i:]
+	if j := strings.Index(s[3:], "\n## "); j >= 0 {
+		s = s[:j+3]
+	}
+	var got []string
+	for _, line := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cell := strings.Split(line, "|")[1]
+		for _, f := range strings.Split(cell, ",") {
+			got = append(got, strings.Trim(strings.TrimSpace(f), "`"))
+		}
+	}
+	cfg, _ := Preset("tiny")
+	var want []string
+	for _, ts := range cfg.layout() {
+		n := SafetensorsName(ts.Name)
+		if strings.HasPrefix(n, "layers.") {
+			n = "layers.L." + strings.SplitN(n, ".", 3)[2]
+		}
+		if !slices.Contains(want, n) {
+			want = append(want, n)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("docs/world-model.md's table names\n%q\nthe layout has\n%q", got, want)
+	}
+}
+
 // checkReadST reads data as a safetensors file (with the configuration
 // want, if not nil): an error must start with "worldmodel: " and wrap one
 // of the package's errors; a model that reads must export and read back to
