@@ -3,6 +3,7 @@ package model
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Training records how far a bundle's world model was trained, so that a
@@ -27,6 +28,10 @@ type Training struct {
 	// RanSteps is the number of steps the run took when it differs from
 	// Steps (a run that stopped early kept an earlier step's weights).
 	RanSteps int `json:"ran_steps,omitempty"`
+	// Imported is the SHA-256 (hex) of the safetensors file the weights
+	// were imported from ('memowm weights import'): trained elsewhere, how
+	// far is not memowm's to say; such weights count as finished.
+	Imported string `json:"imported,omitempty"`
 }
 
 // Errors of CheckTrained.
@@ -44,13 +49,15 @@ var (
 // of its target or stopped early on its held-out loss, not interrupted. A
 // nil Training is not complete.
 func (t *Training) Complete() bool {
-	return t != nil && !t.Interrupted && t.Steps > 0 && (t.Steps >= t.TargetSteps || t.StoppedEarly)
+	return t != nil && (t.Imported != "" || !t.Interrupted && t.Steps > 0 && (t.Steps >= t.TargetSteps || t.StoppedEarly))
 }
 
 func (t *Training) String() string {
 	switch {
 	case t == nil:
 		return "training not recorded"
+	case t.Imported != "":
+		return fmt.Sprintf("imported from safetensors sha256 %.12s (trained elsewhere)", t.Imported)
 	case t.Steps == 0 && !t.Interrupted:
 		return "untrained (random initialisation)"
 	case t.Interrupted && t.Steps < t.TargetSteps:
@@ -72,6 +79,9 @@ func (t *Training) check() error {
 	}
 	if t.Steps < 0 || t.TargetSteps < 0 || t.Steps > t.TargetSteps || t.RanSteps < 0 || t.RanSteps > t.TargetSteps || (t.RanSteps > 0 && t.RanSteps < t.Steps) {
 		return fmt.Errorf("model: training of %d steps (%d run) of a %d-step run is impossible", t.Steps, t.RanSteps, t.TargetSteps)
+	}
+	if t.Imported != "" && (len(t.Imported) != 64 || strings.Trim(t.Imported, "0123456789abcdef") != "" || t.Steps != 0 || t.TargetSteps != 0 || t.Interrupted || t.StoppedEarly) {
+		return fmt.Errorf("model: an imported training record holds a SHA-256 in hex and nothing else")
 	}
 	if t.StoppedEarly && (t.Interrupted || t.Steps == 0) {
 		return fmt.Errorf("model: a training run recorded as stopped early must have steps and not be interrupted")

@@ -21,6 +21,7 @@ func TestTraining(t *testing.T) {
 		{&Training{Steps: 100, TargetSteps: 100, Interrupted: true}, false, "interrupted at step 100 of 100"},
 		{&Training{Steps: 100, TargetSteps: 100}, true, "trained 100 of 100 steps"},
 		{&Training{Steps: 60, TargetSteps: 100, StoppedEarly: true, RanSteps: 90}, true, "stopped early: the weights of step 60 (best held-out loss; ran 90 of 100 steps)"},
+		{&Training{Imported: strings.Repeat("ab", 32)}, true, "imported from safetensors sha256 abababababab (trained elsewhere)"},
 	}
 	for _, c := range cases {
 		if c.tr.Complete() != c.complete || c.tr.String() != c.str {
@@ -38,10 +39,11 @@ func TestTraining(t *testing.T) {
 		}
 	}
 	for _, bad := range []Training{{Steps: -1}, {TargetSteps: -5}, {Steps: 11, TargetSteps: 10}, {Steps: 5, TargetSteps: 10, RanSteps: 11},
-		{Steps: 5, TargetSteps: 10, RanSteps: 4}, {Steps: 0, TargetSteps: 10, StoppedEarly: true}, {Steps: 5, TargetSteps: 10, StoppedEarly: true, Interrupted: true}} {
+		{Steps: 5, TargetSteps: 10, RanSteps: 4}, {Steps: 0, TargetSteps: 10, StoppedEarly: true}, {Steps: 5, TargetSteps: 10, StoppedEarly: true, Interrupted: true},
+		{Imported: "abc"}, {Imported: strings.Repeat("AB", 32)}, {Imported: strings.Repeat("ab", 32), Steps: 3, TargetSteps: 3}} {
 		b := microBundle(t)
 		b.Training = &bad
-		if _, err := b.Bytes(); err == nil || (!strings.Contains(err.Error(), "is impossible") && !strings.Contains(err.Error(), "stopped early")) {
+		if _, err := b.Bytes(); err == nil || (!strings.Contains(err.Error(), "is impossible") && !strings.Contains(err.Error(), "stopped early") && !strings.Contains(err.Error(), "imported")) {
 			t.Errorf("%+v: %v", bad, err)
 		}
 	}

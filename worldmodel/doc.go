@@ -74,8 +74,10 @@
 //   - Every table of a Prediction has all entries >= 1 and totals exactly
 //     1 << Precision(); Mode is its lowest-index argmax.
 //   - The same seed gives the same random weights on every architecture.
-//   - Read never panics: damaged input gives errors wrapping the sentinels in
-//     errors.go.
+//   - Read and ReadSafetensors never panic: damaged input gives errors
+//     wrapping the sentinels in errors.go. A safetensors export holds
+//     Params.Data byte for byte, one F32 tensor per layout entry named by
+//     SafetensorsName, the Config in its metadata.
 //
 // # Aliasing
 //

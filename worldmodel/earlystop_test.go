@@ -9,9 +9,9 @@ import (
 )
 
 // TestEarlyStop: with a gain threshold no evaluation can meet, the run
-// stops after Patience evaluations without a gain and puts back the
-// weights of its first evaluation, bit for bit those of a run of that many
-// steps; a run whose loss keeps falling runs to its end.
+// stops after Patience evaluations without one and puts back the weights of
+// its lowest evaluation, bit for bit those of a run of that many steps; a
+// run whose loss keeps falling runs to its end.
 func TestEarlyStop(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	cfg := microConfig()
@@ -25,34 +25,75 @@ func TestEarlyStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	var last Progress
-	var evals int
+	evals := map[int]float64{}
 	err = tr.Run(context.Background(), RunConfig{Eval: held, EvalEvery: 3, Patience: 2, MinDelta: 0.9, Progress: func(p Progress) {
 		last = p
 		if p.Eval != nil {
-			evals++
+			evals[p.Step] = p.Eval.BitsPerTransition
 		}
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	stopped, best, ev := tr.EarlyStop()
-	// Evaluations at steps 3 (the best), 6 and 9 (no gain of 90%): stop.
-	if !stopped || best != 3 || tr.StepsDone() != 9 || evals != 3 || !last.Stopped || last.BestStep != 3 || last.Best == nil {
-		t.Fatalf("stopped %v at step %d, best step %d, %d evaluations, last progress %+v", stopped, tr.StepsDone(), best, evals, last)
+	// Evaluations at steps 3, 6 and 9; 6 and 9 are no gain of 90% on 3's:
+	// stop, keeping the lowest of the three.
+	lowest := 3
+	for _, s := range []int{6, 9} {
+		if evals[s] < evals[lowest] {
+			lowest = s
+		}
+	}
+	if !stopped || best != lowest || tr.StepsDone() != 9 || len(evals) != 3 || !last.Stopped || last.BestStep != lowest || last.Best == nil || ev.BitsPerTransition != evals[lowest] {
+		t.Fatalf("stopped %v at step %d, best step %d (lowest %d), evaluations %v, last progress %+v", stopped, tr.StepsDone(), best, lowest, evals, last)
 	}
 	ref, _ := New(cfg, 1)
 	rt, err := NewTrainer(ref, seqs, tc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 3; i++ {
+	for i := 0; i < lowest; i++ {
 		rt.Step()
 	}
-	if i := diffAt(m.p.Data, ref.p.Data); i >= 0 {
-		t.Fatalf("the restored weights differ from step 3's at %d", i)
+	if lowest != 9 {
+		if i := diffAt(m.p.Data, ref.p.Data); i >= 0 {
+			t.Fatalf("the restored weights differ from step %d's at %d", lowest, i)
+		}
 	}
 	if got, err := Evaluate(m, held, 0); err != nil || got.BitsPerTransition != ev.BitsPerTransition {
 		t.Fatalf("restored model: %+v %v, best evaluation %+v", got, err, ev)
+	}
+
+	// The bookkeeping itself, on made-up evaluations: the weights kept are
+	// the lowest evaluation's, patience counts from the last gain of more
+	// than MinDelta, and restoreBest puts the kept weights back.
+	m4, _ := New(cfg, 1)
+	t4, _ := NewTrainer(m4, seqs, tc)
+	rc := &RunConfig{Patience: 2, MinDelta: 0.1}
+	var at2 []float32
+	for i, bits := range []float64{10, 8, 7.5, 7.9} {
+		t4.Step()
+		stop := t4.observe(EvalStats{BitsPerTransition: bits}, rc)
+		if i == 1 {
+			at2 = append([]float32(nil), m4.p.Data...)
+		}
+		// 10: first; 8: a gain of 20%; 7.5: the lowest, but 6% < 10% of 8,
+		// so no gain (1); 7.9: no gain (2): stop.
+		if stop != (i == 3) || (i == 2 && t4.es.step != 3) {
+			t.Fatalf("evaluation %d (%g): stop %v, kept step %d", i, bits, stop, t4.es.step)
+		}
+	}
+	t4.restoreBest()
+	if t4.es.step != 3 || t4.es.ev.BitsPerTransition != 7.5 || diffAt(m4.p.Data, at2) < 0 {
+		t.Fatalf("kept step %d (%g); restored weights equal step 2's: %v", t4.es.step, t4.es.ev.BitsPerTransition, diffAt(m4.p.Data, at2) < 0)
+	}
+	m5, _ := New(cfg, 1)
+	t5, _ := NewTrainer(m5, seqs, tc)
+	for i := 0; i < 3; i++ {
+		t5.Step()
+	}
+	if i := diffAt(m4.p.Data, m5.p.Data); i >= 0 {
+		t.Fatalf("the restored weights are not step 3's: they differ at %d", i)
 	}
 
 	// No threshold: the loss of this small set keeps falling, so the run

@@ -332,10 +332,11 @@ type RunConfig struct {
 	CheckpointEvery int            // write a checkpoint every this many steps and at the end (0: only at the end)
 	Progress        func(Progress) // called after every step (optional)
 	// Patience > 0 turns on early stopping on Eval (which it needs, with
-	// EvalEvery > 0): the run keeps the weights of its best evaluation and
-	// stops when Patience evaluations in a row fail to lower the best
-	// held-out bits/transition by more than MinDelta (relative, e.g. 0.001
-	// for 0.1%); at the end the model holds the best evaluation's weights.
+	// EvalEvery > 0): the run keeps the weights of its lowest evaluation
+	// and stops when Patience evaluations in a row fail to lower held-out
+	// bits/transition by more than MinDelta (relative, e.g. 0.001 for 0.1%)
+	// below the last evaluation that did; at the end the model holds the
+	// lowest evaluation's weights.
 	Patience int
 	MinDelta float64
 }
@@ -350,20 +351,27 @@ func (t *Trainer) EarlyStop() (stopped bool, best int, ev EvalStats) {
 
 // earlyStop is Run's early-stopping state.
 type earlyStop struct {
-	step    int // step of the best evaluation (0: none yet)
+	step    int // step of the lowest evaluation (0: none yet)
 	ev      EvalStats
 	w       []float32 // the weights at step
-	bad     int       // evaluations since the best without a gain
+	ref     float64   // bits/transition of the last evaluation that was a gain
+	bad     int       // evaluations since then
 	stopped bool
 }
 
 // observe records an evaluation at the trainer's current step and reports
-// whether the run should stop.
+// whether the run should stop. The weights kept are the lowest
+// evaluation's; patience counts the evaluations since the last one that
+// was a gain of more than MinDelta on the gain before it.
 func (t *Trainer) observe(ev EvalStats, rc *RunConfig) bool {
 	es := &t.es
-	if es.step == 0 || ev.BitsPerTransition < es.ev.BitsPerTransition*(1-rc.MinDelta) {
-		es.step, es.ev, es.bad = t.step, ev, 0
+	first := es.step == 0
+	if first || ev.BitsPerTransition < es.ev.BitsPerTransition {
+		es.step, es.ev = t.step, ev
 		es.w = append(es.w[:0], t.m.p.Data...)
+	}
+	if first || ev.BitsPerTransition < es.ref*(1-rc.MinDelta) {
+		es.ref, es.bad = ev.BitsPerTransition, 0
 		return false
 	}
 	es.bad++

@@ -198,7 +198,14 @@ func runWeightsImport(args []string, stdout, stderr io.Writer) error {
 	if info.ConfigInFile {
 		configFrom = "file"
 	}
-	nb := &model.Bundle{OPQ: b.OPQ, Model: m, Profile: b.Profile, Precision: b.Precision, Policy: b.Policy, Reader: b.Reader}
+	fileSum, _, err := fileSHA256(*in)
+	if err != nil {
+		return err
+	}
+	// The bundle records where its weights came from: trained elsewhere,
+	// not by memowm, and not the weights of the bundle they went into.
+	nb := &model.Bundle{OPQ: b.OPQ, Model: m, Profile: b.Profile, Precision: b.Precision, Policy: b.Policy, Reader: b.Reader,
+		Training: &model.Training{Imported: fileSum}}
 	watchOutputs(stderr, "weights import", *out)
 	if err := nb.Save(*out); err != nil {
 		return err
@@ -232,11 +239,7 @@ func runWeightsImport(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "weights       %s of %s parameters differ from those of %s\n",
 		commas(int64(changed)), commas(int64(cfg.NumParams())), *bundlePath)
 	fmt.Fprintf(stdout, "sha256        %s (was %s)\n", nb.HashString(), b.HashString())
-	if b.Training == nil {
-		fmt.Fprintf(stdout, "training      not recorded (imported weights)\n")
-	} else {
-		fmt.Fprintf(stdout, "training      not recorded (imported weights; %s recorded: %s)\n", *bundlePath, b.Training)
-	}
+	fmt.Fprintf(stdout, "training      %s (%s recorded: %s)\n", nb.Training, *bundlePath, b.Training)
 	return nil
 }
 

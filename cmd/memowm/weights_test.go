@@ -123,7 +123,7 @@ func TestWeightsExportImport(t *testing.T) {
 	}
 
 	code, out, errs = memowm(t, "weights", "import", "--model", p("b1.mwb"), "--in", p("w2.safetensors"), "--out", p("n.mwb"))
-	if code != 0 || !strings.Contains(out, "configuration from the file's memowm.config") || !strings.Contains(out, "not recorded (imported weights; ") || errs != "" {
+	if code != 0 || !strings.Contains(out, "configuration from the file's memowm.config") || !strings.Contains(out, "training      imported from safetensors sha256 "+sum[:12]+" (trained elsewhere)") || errs != "" {
 		t.Fatalf("import: %d\n%s%s", code, out, errs)
 	}
 	nb, err := model.Load(p("n.mwb"))
@@ -142,9 +142,10 @@ func TestWeightsExportImport(t *testing.T) {
 	if !bytes.Equal(q1.Bytes(), qn.Bytes()) || nb.Precision != b1.Precision || nb.Policy.Kind != b1.Policy.Kind {
 		t.Fatal("the import changed the quantizer, precision or policy")
 	}
-	// The fixture bundles share their quantizer, so the new bundle is b2's
-	// content (without a training record, as b2): its identity is b2's.
-	if nb.Training != nil || nb.HashString() == b1.HashString() || nb.HashString() != b2.HashString() {
+	// The new bundle records where its weights came from (the file's
+	// SHA-256), so it is neither b1 nor b2, and it counts as trained: encode
+	// and fit take it without the untrained warning.
+	if nb.Training == nil || nb.Training.Imported != sum || nb.CheckTrained() != nil || nb.HashString() == b1.HashString() || nb.HashString() == b2.HashString() {
 		t.Fatalf("training %v, hash %s (b1 %s, b2 %s)", nb.Training, nb.HashString(), b1.HashString(), b2.HashString())
 	}
 
@@ -174,7 +175,7 @@ func TestWeightsExportImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !sameWeights(rb.Model, b1.Model) || im.Changed != 0 || im.ConfigFrom != "file" || im.Previous != b1.HashString() ||
-		im.SHA256 != rb.HashString() || im.Training != nil || im.PrevTraining == nil || im.Dtypes["F32"] != im.TensorsInFile {
+		im.SHA256 != rb.HashString() || im.Training == nil || im.Training.Imported == "" || im.PrevTraining == nil || im.Dtypes["F32"] != im.TensorsInFile {
 		t.Fatalf("round trip: %+v", im)
 	}
 
