@@ -74,22 +74,34 @@ func (c *Config) attentionHead(out []float32, qkv []float32, n, h, from int, s *
 // attentionHeadTrain is attentionHead for the training forward: the same
 // attention, with fgemm's products (fused multiply-adds, any order: not the
 // inference's bits). Query block i's scores are held transposed, keys by
-// slots (K = (i+1) S keys), so that both products read the keys and values
-// in place and the softmax runs down the columns:
+// slots (K = (i+1) S keys), so that every product reads its operands in
+// place (the head's queries once transposed into s.qt) and the softmax runs
+// down the columns:
 //
 //	P^T (K, S) = K_{0:K} Q_i^T;  P^T = column softmax of scale P^T;  O_i (S, hd) = (P^T)^T V_{0:K}
 func (c *Config) attentionHeadTrain(out []float32, qkv []float32, n, h, from int, s *attnBackScratch) {
 	S, W, hd := c.Slots, c.Width(), c.HeadDim()
 	W3 := 3 * W
 	T := n * S
-	s.p = grow(s.p, T*S)
+	s.p, s.qt = grow(s.p, T*S), grow(s.qt, hd*T)
 	qo, ko, vo := h*hd, W+h*hd, 2*W+h*hd
+	transposeCols(s.qt, qkv[qo:], W3, T, hd)
 	scale := 1 / sqrtf(float32(hd))
 	for i := from; i < n; i++ {
 		K := (i + 1) * S
 		pt := s.p[:K*S]
-		s.w.MulTo(pt, S, qkv[ko:], W3, qkv[i*S*W3+qo:], W3, K, hd, S, fgemm.TransB)
+		s.w.MulTo(pt, S, qkv[ko:], W3, s.qt[i*S:], T, K, hd, S, 0)
 		fgemm.SoftmaxCols(pt, K, S, scale)
 		s.w.MulTo(out[(i-from)*S*W+qo:], W, pt, S, qkv[vo:], W3, S, K, hd, fgemm.TransA)
+	}
+}
+
+// transposeCols sets dst (cols, rows) to the transpose of the rows x cols
+// block at src (row stride lds).
+func transposeCols(dst, src []float32, lds, rows, cols int) {
+	for r := 0; r < rows; r++ {
+		for j, v := range src[r*lds : r*lds+cols] {
+			dst[j*rows+r] = v
+		}
 	}
 }

@@ -179,6 +179,8 @@ func geluBackward(du, dy, pre, act, b []float32, rows, k, threads int) {
 // forward and backward.
 type attnBackScratch struct {
 	p, dp []float32 // (K, S) a query block's probabilities, transposed (keys x slots); their gradient
+	qt    []float32 // (hd, T) the head's queries, transposed
+	dot   []float32 // (hd, Tq) the head's output gradient, transposed
 	w     *fgemm.Workspace
 }
 
@@ -189,25 +191,29 @@ type attnBackScratch struct {
 // dqkv for those query blocks and adds into its k and v columns for all
 // blocks (dqkv (T, 3W), zero where nothing flows). Per query block i, with
 // K = (i+1) S keys, the probabilities are recomputed as the forward does and
-// every product is one fgemm call on the transposed (keys x slots) blocks:
+// every product is one fgemm call on the transposed (keys x slots) blocks,
+// reading its operands in place (queries and dO transposed once):
 //
 //	dP^T = V dO_i^T;  dS^T = P^T * (dP^T - colsum(dP^T * P^T)) * scale
 //	dQ_i = dS K;  dK += dS^T Q_i;  dV += P^T dO_i
 func (c *Config) attentionHeadBackward(dqkv, dout, qkv []float32, n, h, from int, s *attnBackScratch) {
 	S, W, hd := c.Slots, c.Width(), c.HeadDim()
 	W3 := 3 * W
-	T := n * S
+	T, Tq := n*S, (n-from)*S
 	s.p, s.dp = grow(s.p, T*S), grow(s.dp, T*S)
+	s.qt, s.dot = grow(s.qt, hd*T), grow(s.dot, hd*Tq)
 	qo, ko, vo := h*hd, W+h*hd, 2*W+h*hd
+	transposeCols(s.qt, qkv[qo:], W3, T, hd)
+	transposeCols(s.dot, dout[qo:], W, Tq, hd)
 	scale := 1 / sqrtf(float32(hd))
 	for i := from; i < n; i++ {
 		K := (i + 1) * S
 		pt, dpt := s.p[:K*S], s.dp[:K*S]
 		q := qkv[i*S*W3+qo:]
-		s.w.MulTo(pt, S, qkv[ko:], W3, q, W3, K, hd, S, fgemm.TransB)
+		s.w.MulTo(pt, S, qkv[ko:], W3, s.qt[i*S:], T, K, hd, S, 0)
 		fgemm.SoftmaxCols(pt, K, S, scale)
 		do := dout[(i-from)*S*W+qo:]
-		s.w.MulTo(dpt, S, qkv[vo:], W3, do, W, K, hd, S, fgemm.TransB)
+		s.w.MulTo(dpt, S, qkv[vo:], W3, s.dot[(i-from)*S:], Tq, K, hd, S, 0)
 		fgemm.SoftmaxColsBackward(dpt, pt, K, S, scale)
 		s.w.MulTo(dqkv[i*S*W3+qo:], W3, dpt, S, qkv[ko:], W3, S, K, hd, fgemm.TransA)
 		s.w.MulTo(dqkv[ko:], W3, dpt, S, q, W3, K, S, hd, fgemm.Acc)

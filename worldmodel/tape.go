@@ -44,6 +44,8 @@ type tapeLayer struct {
 	act   []float32 // (R, M) gelu(pre + b1)
 	drop1 []float32 // (R, W) dropout multipliers of the attention branch, nil without dropout
 	drop2 []float32 // (R, W) of the MLP branch
+
+	mask1, mask2 []float32 // the buffers of drop1 and drop2, kept while they are nil
 }
 
 // tape runs a model's training forward and backward; it owns the
@@ -51,7 +53,8 @@ type tapeLayer struct {
 type tape struct {
 	m       *Model
 	threads int
-	cpu     CPU // for embed and heads (its buffers only)
+	cpu     CPU   // for the heads (its buffers only)
+	cpus    []CPU // one per goroutine, for embed's scratch
 
 	hs    []History
 	start []int // first token row of each history
@@ -60,6 +63,7 @@ type tape struct {
 
 	xs      [][]float32 // L+1 residual streams, (N, W) .. (Nq, W)
 	drop0   []float32   // (N, W) embedding dropout multipliers, nil without dropout
+	mask0   []float32   // drop0's buffer
 	layers  []tapeLayer
 	lnf     []float32 // (Nq, W)
 	outs    []Output
@@ -74,8 +78,11 @@ type tape struct {
 	dmlp, dmlp2  []float32 // (R, M)
 	xhat         []float32 // (N, W)
 	part         []float32 // per-chunk partial column sums
+	pooled       []float32 // (B, W) mean final state per history
+	esum         []float32 // (B*H, W) per history step, the sum of its slots' embedding gradients
 	bwork        []attnBackScratch
-	act          actionScratch
+	acts         []actionScratch // one per goroutine
+	agrad        *actionGrads
 	dlog         []float32 // (B, J, C) gradient of the logits
 	dgate        []float32 // (B, J)
 	dvalid       []float32 // (B, S)
@@ -84,6 +91,10 @@ type tape struct {
 func newTape(m *Model, threads int) *tape {
 	t := &tape{m: m, threads: threads}
 	t.cpu = CPU{m: m, threads: threads}
+	t.cpus = make([]CPU, threads)
+	for i := range t.cpus {
+		t.cpus[i] = CPU{m: m, threads: 1}
+	}
 	t.ws = fgemm.NewWorkspace(threads)
 	return t
 }
@@ -149,11 +160,15 @@ func (t *tape) forward(hs []History, train bool, dropSeed uint64) {
 	t.tmp = t.grow(t.tmp, N, 3*W)
 
 	// Embedding (forward.go's embed, into xs[0]).
-	t.cpu.x = t.xs[0]
-	t.cpu.embed(hs, t.start)
+	parallelN(t.threads, B, func(b int) {
+		r := &t.cpus[b%t.threads]
+		r.x = t.xs[0]
+		r.embed(hs[b:b+1], t.start[b:b+2])
+	})
 	t.drop0 = nil
 	if rate > 0 {
-		t.drop0 = t.grow(t.drop0[:0:cap(t.drop0)], N, W)
+		t.mask0 = t.grow(t.mask0, N, W)
+		t.drop0 = t.mask0
 		x, mask := t.xs[0], t.drop0
 		parallelRows(t.threads, N, func(lo, hi int) {
 			dropMask(mask[lo*W:hi*W], rate, dropSeed, 0, lo/rowChunk)
@@ -206,7 +221,7 @@ func (t *tape) forward(hs []History, train bool, dropSeed uint64) {
 		if last {
 			src = T.x1 // the gathered rows
 		}
-		T.drop1 = t.residualTo(T.x1, src, proj, Lp.bo, T.drop1, R, W, rate, dropSeed, 1+2*l)
+		T.drop1 = t.residualTo(T.x1, src, proj, Lp.bo, &T.mask1, R, W, rate, dropSeed, 1+2*l)
 		parallelRows(t.threads, R, func(lo, hi int) {
 			layerNormTo(T.ln2[lo*W:hi*W], T.x1[lo*W:hi*W], Lp.ln2g, Lp.ln2b, hi-lo, W)
 		})
@@ -216,10 +231,12 @@ func (t *tape) forward(hs []History, train bool, dropSeed uint64) {
 			addBiasGELU(T.act[lo*M:hi*M], Lp.b1, hi-lo, M)
 		})
 		t.mul(proj, T.act, Lp.w2, R, M, W)
-		T.drop2 = t.residualTo(t.xs[l+1], T.x1, proj, Lp.b2, T.drop2, R, W, rate, dropSeed, 2+2*l)
+		T.drop2 = t.residualTo(t.xs[l+1], T.x1, proj, Lp.b2, &T.mask2, R, W, rate, dropSeed, 2+2*l)
 	}
 	t.lnf = grow(t.lnf, Nq*W)
-	layerNormTo(t.lnf, t.xs[L], p.finalG, p.finalB, Nq, W)
+	parallelRows(t.threads, Nq, func(lo, hi int) {
+		layerNormTo(t.lnf[lo*W:hi*W], t.xs[L][lo*W:hi*W], p.finalG, p.finalB, hi-lo, W)
+	})
 	if cap(t.outs) < B {
 		t.outs = make([]Output, B)
 	}
@@ -254,13 +271,13 @@ func (t *tape) mul(c, a, b []float32, n, inner, k int) {
 
 // residualTo sets dst = src + drop(y + b) (rows, k; dst may be src), rows
 // split across goroutines, and returns the dropout mask used (nil without
-// dropout, which gives addResidual's bits; mask's buffer is reused). The
+// dropout, which gives addResidual's bits; the mask lives in *buf). The
 // mask is drawn chunk by chunk (dropMask, stream stream).
-func (t *tape) residualTo(dst, src, y, b, mask []float32, rows, k int, rate float64, seed uint64, stream int) []float32 {
-	if rate == 0 {
-		mask = nil
-	} else {
-		mask = t.grow(mask[:0:cap(mask)], rows, k)
+func (t *tape) residualTo(dst, src, y, b []float32, buf *[]float32, rows, k int, rate float64, seed uint64, stream int) []float32 {
+	var mask []float32
+	if rate > 0 {
+		*buf = t.grow(*buf, rows, k)
+		mask = *buf
 	}
 	parallelRows(t.threads, rows, func(lo, hi int) {
 		if mask != nil {
@@ -326,30 +343,48 @@ func (t *tape) backward(g *Params) {
 			}
 		}
 	})
-	// Validity head on the mean of the slots' final states.
-	pooled := make([]float32, W)
-	dpool := make([]float32, W)
-	for b := 0; b < B; b++ {
-		clear(pooled)
+	// Validity head on the mean of the slots' final states: pooled (B, W),
+	// then validHW's rows split across goroutines (histories in order), then
+	// each history's pooled gradient added to its slots' rows.
+	t.pooled = grow(t.pooled, B*W)
+	pooled := t.pooled
+	parallelN(th, B, func(b int) {
+		pb := pooled[b*W : (b+1)*W]
+		clear(pb)
 		for s := 0; s < S; s++ {
 			for i, v := range t.lnf[(b*S+s)*W : (b*S+s+1)*W] {
-				pooled[i] += v
+				pb[i] += v
 			}
 		}
-		for i := range pooled {
-			pooled[i] /= float32(S)
+		for i := range pb {
+			pb[i] /= float32(S)
 		}
+	})
+	parallelRows(th, W, func(lo, hi int) {
+		for b := 0; b < B; b++ {
+			dv := t.dvalid[b*S : (b+1)*S]
+			for i := lo; i < hi; i++ {
+				gw := g.validHW[i*S : (i+1)*S]
+				for s, d := range dv {
+					gw[s] += pooled[b*W+i] * d
+				}
+			}
+		}
+	})
+	for b := 0; b < B; b++ {
+		for s, d := range t.dvalid[b*S : (b+1)*S] {
+			g.validHB[s] += d
+		}
+	}
+	parallelN(th, B, func(b int) {
 		dv := t.dvalid[b*S : (b+1)*S]
+		dpool := pooled[b*W : (b+1)*W] // pooled is no longer needed
 		for i := 0; i < W; i++ {
 			var acc float32
 			for s, d := range dv {
-				g.validHW[i*S+s] += pooled[i] * d
 				acc += p.validHW[i*S+s] * d
 			}
 			dpool[i] = acc / float32(S)
-		}
-		for s, d := range dv {
-			g.validHB[s] += d
 		}
 		for s := 0; s < S; s++ {
 			row := dlnf[(b*S+s)*W : (b*S+s+1)*W]
@@ -357,7 +392,7 @@ func (t *tape) backward(g *Params) {
 				row[i] += dpool[i]
 			}
 		}
-	}
+	})
 	// Final LayerNorm: dx (Nq rows) of the last block's output.
 	dx := t.dx[:Nq*W]
 	layerNormBackward(dx, g.finalG, g.finalB, dlnf, t.xs[L], p.finalG, t.xhat, Nq, W, th, &t.part)
@@ -444,47 +479,153 @@ func maskTo(dst, src, mask []float32, threads int) {
 }
 
 // embedBackward adds the gradients of the token embedding (embed) given dx
-// (N, W).
+// (N, W). The code and slot embeddings' gradients are split by slot across
+// goroutines; each history step's sum over its slots is formed in parallel
+// and then added into the time, task and validity embeddings (columns split
+// across goroutines) and through the action encoder (in order: its
+// gradients are shared by all steps). Every gradient element is summed in
+// one fixed order, whatever the thread count.
 func (t *tape) embedBackward(g *Params, dx []float32) {
 	c := &t.m.cfg
 	S, G, C, E, W := c.Slots, c.Subspaces, c.Codewords, c.CodeDim, c.Width()
-	sum := make([]float32, W)
-	for b, h := range t.hs {
-		n := len(h)
-		for k := range h {
-			st := &h[k]
-			clear(sum)
-			for s := 0; s < S; s++ {
+	th := t.threads
+	steps := t.N / S // history steps of the batch, in order
+	parallelN(th, S, func(s int) {
+		gs := g.slotEmb[s*W : (s+1)*W]
+		for b, h := range t.hs {
+			for k := range h {
 				row := dx[(t.start[b]+k*S+s)*W:][:W]
 				for gi := 0; gi < G; gi++ {
-					z := int(st.Codes[s*G+gi])
+					z := int(h[k].Codes[s*G+gi])
 					ge := g.codeEmb[((s*G+gi)*C+z)*E:][:E]
 					for d := range ge {
 						ge[d] += row[gi*E+d]
 					}
 				}
-				gs := g.slotEmb[s*W : (s+1)*W]
 				for i, v := range row {
 					gs[i] += v
-					sum[i] += v
 				}
 			}
-			tm := g.timeEmb[(c.MaxHistory-n+k)*W:][:W]
-			for i, v := range sum {
-				tm[i] += v
-				g.taskEmb[i] += v
-				g.validB[i] += v
+		}
+	})
+	t.esum = grow(t.esum, steps*W)
+	sums := t.esum
+	parallelN(th, steps, func(st int) {
+		sum := sums[st*W : (st+1)*W]
+		copy(sum, dx[st*S*W:st*S*W+W])
+		for s := 1; s < S; s++ {
+			for i, v := range dx[(st*S+s)*W : (st*S+s+1)*W] {
+				sum[i] += v
 			}
-			for s := 0; s < S; s++ {
-				if st.SlotValid != nil && !st.SlotValid[s] {
-					continue
+		}
+	})
+	parallelRows(th, W, func(lo, hi int) {
+		for b, h := range t.hs {
+			n := len(h)
+			for k := range h {
+				st := &h[k]
+				sum := sums[(t.start[b]/S+k)*W:][:W]
+				tm := g.timeEmb[(c.MaxHistory-n+k)*W:][:W]
+				for i := lo; i < hi; i++ {
+					v := sum[i]
+					tm[i] += v
+					g.taskEmb[i] += v
+					g.validB[i] += v
 				}
-				gv := g.validW[s*W : (s+1)*W]
-				for i, v := range sum {
-					gv[i] += v
+				for s := 0; s < S; s++ {
+					if st.SlotValid != nil && !st.SlotValid[s] {
+						continue
+					}
+					gv := g.validW[s*W : (s+1)*W]
+					for i := lo; i < hi; i++ {
+						gv[i] += sum[i]
+					}
 				}
 			}
-			t.m.actionBackward(g, sum, &st.Action, &t.act)
+		}
+	})
+	t.actionsBackward(g, sums)
+}
+
+// actionGroups is the number of fixed groups of histories whose action
+// gradients are summed separately (in parallel) and then added in order.
+const actionGroups = 16
+
+// actionsBackward runs the action encoder's backward for every history
+// step (sums (steps, W): the gradients of the action embeddings). The
+// histories are cut into actionGroups fixed groups, each summed in order into
+// its own copy of the action encoder's gradients (in parallel), and the
+// copies are added into g in group order: the same bits for any thread count.
+func (t *tape) actionsBackward(g *Params, sums []float32) {
+	S, W := t.m.cfg.Slots, t.m.cfg.Width()
+	if t.agrad == nil {
+		t.agrad = newActionGrads(g, actionGroups)
+		t.acts = make([]actionScratch, t.threads)
+	}
+	ag := t.agrad
+	B := len(t.hs)
+	groups := min(actionGroups, B)
+	parallelN(t.threads, groups, func(j int) {
+		part := &ag.parts[j]
+		clear(part.data)
+		for b := j * B / groups; b < (j+1)*B/groups; b++ {
+			for k, st := range t.hs[b] {
+				t.m.actionBackward(&part.p, sums[(t.start[b]/S+k)*W:][:W], &st.Action, &t.acts[j%t.threads])
+			}
+		}
+	})
+	dst := g.Data[ag.lo:ag.hi]
+	const chunk = 4096
+	parallelN(t.threads, (len(dst)+chunk-1)/chunk, func(ci int) {
+		lo, hi := ci*chunk, min((ci+1)*chunk, len(dst))
+		for j := 0; j < groups; j++ {
+			for i, v := range ag.parts[j].data[lo:hi] {
+				dst[lo+i] += v
+			}
+		}
+	})
+}
+
+// actionGrads are per-group copies of the action encoder's gradients: the
+// tensors from action/type_embedding to action/pad, which are contiguous in
+// Params.Data ([lo, hi)).
+type actionGrads struct {
+	lo, hi int
+	parts  []actionPart
+}
+
+// actionPart is one copy: data and a Params whose action fields view it
+// (its other fields are nil; actionBackward touches only these).
+type actionPart struct {
+	data []float32
+	p    Params
+}
+
+func newActionGrads(g *Params, n int) *actionGrads {
+	off := map[string]Tensor{}
+	for _, tn := range g.Tensors {
+		off[tn.Name] = tn
+	}
+	ag := &actionGrads{lo: off["action/type_embedding"].Off}
+	last := off["action/pad"]
+	ag.hi = last.Off + last.Size()
+	ag.parts = make([]actionPart, n)
+	for i := range ag.parts {
+		pt := &ag.parts[i]
+		pt.data = make([]float32, ag.hi-ag.lo)
+		for _, f := range []struct {
+			name string
+			dst  *[]float32
+		}{
+			{"action/type_embedding", &pt.p.typeEmb}, {"action/byte_embedding", &pt.p.byteEmb},
+			{"action/gru_wx", &pt.p.gruWx}, {"action/gru_wh", &pt.p.gruWh}, {"action/gru_b", &pt.p.gruB},
+			{"action/x_embedding", &pt.p.xEmb}, {"action/y_embedding", &pt.p.yEmb},
+			{"action/delta_w", &pt.p.deltaW}, {"action/delta_b", &pt.p.deltaB},
+			{"action/proj_w", &pt.p.actW}, {"action/proj_b", &pt.p.actB},
+		} {
+			tn := off[f.name]
+			*f.dst = pt.data[tn.Off-ag.lo : tn.Off-ag.lo+tn.Size()]
 		}
 	}
+	return ag
 }

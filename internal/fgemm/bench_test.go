@@ -1,6 +1,7 @@
 package fgemm
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -147,5 +148,45 @@ func (t *timer) start() { t.t0 = time.Now() }
 func (t *timer) stop() {
 	if d := time.Since(t.t0); t.min == 0 || d < t.min {
 		t.min = d
+	}
+}
+
+func BenchmarkBInPlace(b *testing.B) {
+	for _, s := range []struct {
+		name    string
+		m, k, n int
+		f       Flags
+	}{
+		{"qkv_4096x256x768", 4096, 256, 768, 0},
+		{"mlp2_4096x1024x256", 4096, 1024, 256, 0},
+		{"dw_1024x4096x256_At", 1024, 4096, 256, TransA},
+		{"dwo_128x4096x128_At", 128, 4096, 128, TransA},
+		{"dw1_128x4096x512_At", 128, 4096, 512, TransA},
+		{"dw1_256x4096x1024_At", 256, 4096, 1024, TransA},
+		{"attnO_32x512x32_At", 32, 512, 32, TransA},
+	} {
+		rng := rand.New(rand.NewPCG(3, 3))
+		x, y := randSlice(rng, s.m*s.k), randSlice(rng, s.k*s.n)
+		c := make([]float32, s.m*s.n)
+		lda := s.k
+		if s.f&TransA != 0 {
+			lda = s.m
+		}
+		for _, t := range []int{1, 2} {
+			for _, inPlace := range []bool{false, true} {
+				b.Run(fmt.Sprintf("%s/t%d/inplace=%v", s.name, t, inPlace), func(b *testing.B) {
+					bInPlace = inPlace
+					defer func() { bInPlace = true }()
+					w := NewWorkspace(t)
+					var best timer
+					for i := 0; i < b.N; i++ {
+						best.start()
+						w.MulTo(c, s.n, x, lda, y, s.n, s.m, s.k, s.n, s.f)
+						best.stop()
+					}
+					b.ReportMetric(float64(2*s.m*s.k*s.n)/best.min.Seconds()/1e9, "best-GFLOP/s")
+				})
+			}
+		}
 	}
 }

@@ -2,6 +2,7 @@ package fgemm
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 )
 
@@ -30,11 +31,30 @@ const (
 // one goroutine.
 const minParallel = 1 << 16
 
-// Workspace holds MulTo's packing buffers for up to Threads goroutines. A
-// Workspace serves one MulTo at a time; give each concurrent caller its own.
+// Workspace holds MulTo's packing buffers and helper goroutines for up to
+// Threads goroutines. A Workspace serves one MulTo at a time; give each
+// concurrent caller its own. Its Threads-1 helper goroutines start at the
+// first product that uses them, wait between products and end once the
+// Workspace is unreachable.
 type Workspace struct {
 	threads int
+	team    *team
+}
+
+// team is the state the helper goroutines share with MulTo (apart from the
+// Workspace, so that they do not keep it reachable).
+type team struct {
 	bufs    []threadBuf
+	started bool
+	work    chan int // part numbers for the helpers
+	done    sync.WaitGroup
+
+	// The current product and its split into parts.
+	g          gemm
+	rows       bool // parts are row ranges (else column ranges)
+	parts      int
+	m, n       int
+	mpan, npan int // row and column panels
 }
 
 // threadBuf is one goroutine's packing space.
@@ -48,12 +68,12 @@ type threadBuf struct {
 // (at least 1). Its buffers take about 530 KiB per goroutine.
 func NewWorkspace(threads int) *Workspace {
 	threads = max(threads, 1)
-	w := &Workspace{threads: threads, bufs: make([]threadBuf, threads)}
-	for i := range w.bufs {
-		w.bufs[i].a = make([]float32, mr*kcBlock)
-		w.bufs[i].b = make([]float32, kcBlock*ncBlock)
+	tm := &team{bufs: make([]threadBuf, threads)}
+	for i := range tm.bufs {
+		tm.bufs[i].a = make([]float32, mr*kcBlock)
+		tm.bufs[i].b = make([]float32, kcBlock*ncBlock)
 	}
-	return w
+	return &Workspace{threads: threads, team: tm}
 }
 
 // Threads returns the number of goroutines the workspace serves.
@@ -81,9 +101,11 @@ func (w *Workspace) MulTo(c []float32, ldc int, a []float32, lda int, b []float3
 		}
 		return
 	}
-	g := gemm{c: c, ldc: ldc, a: a, lda: lda, b: b, ldb: ldb, k: k,
-		ta: f&TransA != 0, tb: f&TransB != 0, acc: f&Acc != 0}
-	mp, np := (m+mr-1)/mr, (n+nr-1)/nr
+	tm := w.team
+	tm.g = gemm{c: c, ldc: ldc, a: a, lda: lda, b: b, ldb: ldb, k: k,
+		ta: f&TransA != 0, tb: f&TransB != 0, acc: f&Acc != 0, mr: panelRows(m)}
+	pr := tm.g.mr
+	mp, np := (m+pr-1)/pr, (n+nr-1)/nr
 	t := w.threads
 	if m*k*n < minParallel {
 		t = 1
@@ -97,22 +119,45 @@ func (w *Workspace) MulTo(c []float32, ldc int, a []float32, lda int, b []float3
 		t = min(t, np)
 	}
 	if t <= 1 {
-		g.run(&w.bufs[0], 0, m, 0, n)
+		tm.g.run(&tm.bufs[0], 0, m, 0, n)
+		tm.g = gemm{}
 		return
 	}
-	var wg sync.WaitGroup
-	for i := 0; i < t; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			if rows {
-				g.run(&w.bufs[i], mr*(i*mp/t), min(m, mr*((i+1)*mp/t)), 0, n)
-			} else {
-				g.run(&w.bufs[i], 0, m, nr*(i*np/t), min(n, nr*((i+1)*np/t)))
-			}
-		}(i)
+	tm.rows, tm.parts, tm.m, tm.n, tm.mpan, tm.npan = rows, t, m, n, mp, np
+	if !tm.started {
+		tm.started = true
+		tm.work = make(chan int)
+		for i := 1; i < w.threads; i++ {
+			go tm.help()
+		}
+		runtime.AddCleanup(w, func(work chan int) { close(work) }, tm.work)
 	}
-	wg.Wait()
+	tm.done.Add(t - 1)
+	for i := 1; i < t; i++ {
+		tm.work <- i
+	}
+	tm.part(0)
+	tm.done.Wait()
+	tm.g = gemm{} // drop the references to the operands
+}
+
+// help runs the parts it is sent until the channel closes.
+func (tm *team) help() {
+	for i := range tm.work {
+		tm.part(i)
+		tm.done.Done()
+	}
+}
+
+// part computes part i of the current product: a range of whole row (or
+// column) panels.
+func (tm *team) part(i int) {
+	t, pr := tm.parts, tm.g.mr
+	if tm.rows {
+		tm.g.run(&tm.bufs[i], pr*(i*tm.mpan/t), min(tm.m, pr*((i+1)*tm.mpan/t)), 0, tm.n)
+	} else {
+		tm.g.run(&tm.bufs[i], 0, tm.m, nr*(i*tm.npan/t), min(tm.n, nr*((i+1)*tm.npan/t)))
+	}
 }
 
 // gemm is one product's operands.
@@ -121,6 +166,25 @@ type gemm struct {
 	ldc, lda, ldb int
 	k             int
 	ta, tb, acc   bool
+	mr            int // the register block's rows: mr or mr8
+}
+
+// forceRows, when not 0, overrides panelRows (benchmarks).
+var forceRows = 0
+
+// panelRows returns the register block's rows for a product of m rows: 8
+// when 8-row panels waste fewer rows than 14-row ones (m = 32 of attention:
+// 4 full panels instead of 42 rows; the two kernels ran within 4% of each
+// other on large products), else 14. It depends on m only, so the choice is
+// the same for any number of goroutines.
+func panelRows(m int) int {
+	if forceRows != 0 {
+		return forceRows
+	}
+	if float64((m+mr8-1)/mr8*mr8)*1.02 < float64((m+mr-1)/mr*mr) {
+		return mr8
+	}
+	return mr
 }
 
 // Where the kernel reads a panel of op(a): a packed panel, or in place
@@ -132,34 +196,50 @@ const (
 	aCols
 )
 
+// bInPlace selects reading full panels of an untransposed b in place
+// instead of packing them (a benchmark switches it).
+var bInPlace = true
+
 // run computes the block rows [i0, i1) x columns [j0, j1) of c; i0 and j0
 // are multiples of the register block.
 func (g *gemm) run(buf *threadBuf, i0, i1, j0, j1 int) {
+	// b is read in place unless its rows are a multiple of 4 KiB apart,
+	// where the panel's rows would share cache sets.
+	direct := useAsm && !g.tb && bInPlace && g.ldb%1024 != 0
 	for jc := j0; jc < j1; jc += ncBlock {
 		nc := min(ncBlock, j1-jc)
 		for pc := 0; pc < g.k; pc += kcBlock {
 			kc := min(kcBlock, g.k-pc)
-			packB(buf.b, g.b, g.ldb, g.tb, jc, nc, pc, kc)
+			if !direct {
+				packB(buf.b, g.b, g.ldb, g.tb, jc, nc, pc, kc)
+			} else if full := nc &^ (nr - 1); full < nc {
+				packB(buf.b[full*kc:], g.b, g.ldb, g.tb, jc+full, nc-full, pc, kc)
+			}
 			load := pc > 0 || g.acc
-			for ir := i0; ir < i1; ir += mr {
-				rows := min(mr, i1-ir)
+			for ir := i0; ir < i1; ir += g.mr {
+				rows := min(g.mr, i1-ir)
 				src, ap := aPacked, (*float32)(nil)
 				switch {
-				case useAsm && rows == mr && !g.ta:
-					_ = g.a[(ir+mr-1)*g.lda+pc+kc-1]
+				case useAsm && rows == g.mr && !g.ta:
+					_ = g.a[(ir+g.mr-1)*g.lda+pc+kc-1]
 					src, ap = aRows, &g.a[ir*g.lda+pc]
-				case useAsm && rows == mr:
-					_ = g.a[(pc+kc-1)*g.lda+ir+mr-1]
+				case useAsm && rows == g.mr:
+					_ = g.a[(pc+kc-1)*g.lda+ir+g.mr-1]
 					src, ap = aCols, &g.a[pc*g.lda+ir]
 				default:
-					packA(buf.a, g.a, g.lda, g.ta, ir, rows, pc, kc)
+					packA(buf.a, g.a, g.lda, g.ta, g.mr, ir, rows, pc, kc)
 				}
 				for jr := 0; jr < nc; jr += nr {
 					cols := min(nr, nc-jr)
 					bp := buf.b[jr*kc : (jr+nr)*kc]
+					bptr, bst := &bp[0], 4*nr
+					if direct && cols == nr {
+						_ = g.b[(pc+kc-1)*g.ldb+jc+jr+nr-1]
+						bptr, bst = &g.b[pc*g.ldb+jc+jr], 4*g.ldb
+					}
 					off := ir*g.ldc + jc + jr
-					if rows == mr && cols == nr {
-						g.kernel(kc, src, ap, buf.a, bp, g.c[off:], g.ldc, load)
+					if rows == g.mr && cols == nr {
+						g.kernel(kc, src, ap, buf.a, bptr, bst, bp, g.c[off:], g.ldc, load)
 						continue
 					}
 					// An edge block: staged in the tile so that the kernel
@@ -170,7 +250,7 @@ func (g *gemm) run(buf *threadBuf, i0, i1, j0, j1 int) {
 							copy(tile[i*nr:i*nr+cols], g.c[off+i*g.ldc:][:cols])
 						}
 					}
-					g.kernel(kc, src, ap, buf.a, bp, tile, nr, load)
+					g.kernel(kc, src, ap, buf.a, bptr, bst, bp, tile, nr, load)
 					for i := 0; i < rows; i++ {
 						copy(g.c[off+i*g.ldc:][:cols], tile[i*nr:i*nr+cols])
 					}
@@ -181,22 +261,39 @@ func (g *gemm) run(buf *threadBuf, i0, i1, j0, j1 int) {
 }
 
 // kernel runs the micro-kernel on one block: a's panel from src (ap in
-// place, or the packed panel), b's packed panel, c a full block at stride
-// ldc. It is the assembly kernel where there is one, else kernelGo.
-func (g *gemm) kernel(kc, src int, ap *float32, packed, b, c []float32, ldc int, load bool) {
-	_ = c[(mr-1)*ldc+nr-1]
-	_ = b[kc*nr-1]
-	switch {
-	case src == aRows:
-		kernel14x32r(kc, ap, &b[0], &c[0], ldc, b2i(load), g.lda)
-	case src == aCols:
-		kernel14x32(kc, ap, &b[0], &c[0], ldc, b2i(load), 4*g.lda)
-	case useAsm:
-		_ = packed[kc*mr-1]
-		kernel14x32(kc, &packed[0], &b[0], &c[0], ldc, b2i(load), 4*mr)
-	default:
-		kernelGo(kc, packed, b, c, ldc, load)
+// place, or the packed panel), b's panel at bptr (bst bytes per step; bp is
+// the packed panel for the Go kernel), c a full block at stride ldc. It is
+// the assembly kernel where there is one, else kernelGo.
+func (g *gemm) kernel(kc, src int, ap *float32, packed []float32, bptr *float32, bst int, bp, c []float32, ldc int, load bool) {
+	_ = c[(g.mr-1)*ldc+nr-1]
+	l := b2i(load)
+	if src == aPacked {
+		if !useAsm {
+			kernelGo(kc, g.mr, packed, bp, c, ldc, load)
+			return
+		}
+		_ = packed[kc*g.mr-1]
+		ap = &packed[0]
 	}
+	switch {
+	case src == aRows && g.mr == mr:
+		kernel14x32r(kc, ap, bptr, &c[0], ldc, l, g.lda, bst)
+	case src == aRows:
+		kernel8x32r(kc, ap, bptr, &c[0], ldc, l, g.lda, bst)
+	case g.mr == mr:
+		kernel14x32(kc, ap, bptr, &c[0], ldc, l, astride(src, g), bst)
+	default:
+		kernel8x32(kc, ap, bptr, &c[0], ldc, l, astride(src, g), bst)
+	}
+}
+
+// astride is the bytes between the steps of a's panel for kernel14x32 and
+// kernel8x32.
+func astride(src int, g *gemm) int {
+	if src == aCols {
+		return 4 * g.lda
+	}
+	return 4 * g.mr
 }
 
 func b2i(b bool) int {

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
+	"time"
 )
 
 func randSlice(rng *rand.Rand, n int) []float32 {
@@ -144,9 +146,10 @@ func randomShape(rng *rand.Rand, trial int) shape {
 }
 
 // TestMulMatchesReference compares MulTo with a float64 reference over
-// random shapes, every flag combination, padded strides and 1-4 goroutines,
-// with NaN guard bands; with the assembly kernel (where the machine has it)
-// and with the plain Go kernel.
+// random shapes, every flag combination, padded strides, 1-4 goroutines and
+// both register blocks (14 and 8 rows), with NaN guard bands; with the
+// assembly kernels (where the machine has them) and with the plain Go
+// kernel.
 func TestMulMatchesReference(t *testing.T) {
 	for _, asm := range []bool{true, false} {
 		if asm && !useAsm {
@@ -163,6 +166,14 @@ func TestMulMatchesReference(t *testing.T) {
 			for trial := 0; trial < trials; trial++ {
 				checkShape(t, rng, randomShape(rng, trial))
 			}
+			// Both register blocks on every kind of shape.
+			for _, rows := range []int{mr, mr8} {
+				forceRows = rows
+				for trial := 0; trial < trials/4; trial++ {
+					checkShape(t, rng, randomShape(rng, trial))
+				}
+			}
+			forceRows = 0
 			// Every flag combination on one shape that crosses all blocks.
 			for f := Flags(0); f < 8; f++ {
 				m, k, n := 3*mr+5, kcBlock+37, ncBlock+nr+3
@@ -242,4 +253,38 @@ func FuzzMulTo(f *testing.F) {
 		}
 		checkShape(t, rand.New(rand.NewPCG(seed, 3)), s)
 	})
+}
+
+// TestNoAllocs: MulTo allocates nothing once its helpers are running.
+func TestNoAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	a, b, c := randSlice(rng, 200*300), randSlice(rng, 300*100), make([]float32, 200*100)
+	for _, threads := range []int{1, 2, 3} {
+		w := NewWorkspace(threads)
+		w.MulTo(c, 100, a, 300, b, 100, 200, 300, 100, 0)
+		if n := testing.AllocsPerRun(10, func() {
+			w.MulTo(c, 100, a, 300, b, 100, 200, 300, 100, 0)
+			w.MulTo(c, 100, a, 200, b, 300, 100, 200, 100, TransA|TransB|Acc)
+		}); n != 0 {
+			t.Fatalf("%d goroutines: %g allocations per product", threads, n)
+		}
+	}
+}
+
+// TestHelpersEnd: a workspace's helper goroutines end once it is
+// unreachable.
+func TestHelpersEnd(t *testing.T) {
+	before := runtime.NumGoroutine()
+	for i := 0; i < 5; i++ {
+		w := NewWorkspace(4)
+		c := make([]float32, 100*100)
+		w.MulTo(c, 100, make([]float32, 100*100), 100, make([]float32, 100*100), 100, 100, 100, 100, 0)
+	}
+	for try := 0; try < 50 && runtime.NumGoroutine() > before; try++ {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Fatalf("%d goroutines before, %d after the workspaces became unreachable", before, n)
+	}
 }

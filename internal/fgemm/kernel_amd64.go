@@ -10,19 +10,19 @@ var useAsm = cpu.X86.HasAVX512F
 
 // kernel14x32 sets (load == 0) or continues (load != 0) the 14 x 32 block
 // at c (row stride ldc, in elements) with the product of the a panel (kc
-// steps of 14 floats, step p at a + p*ast bytes) and the packed b panel (kc
-// steps of 32 floats): for p < kc in order,
-// c[i][j] = fma(a[p][i], b[p*32+j], c[i][j]). With ast = 56 it is kernelGo
-// with one rounding per step.
+// steps of 14 floats, step p at a + p*ast bytes) and the b panel (kc steps of
+// 32 floats, step p at b + p*bst bytes): for p < kc in order,
+// c[i][j] = fma(a[p][i], b[p][j], c[i][j]). With ast = 56 and bst = 128 it
+// is kernelGo with one rounding per step.
 //
 //go:noescape
-func kernel14x32(kc int, a, b, c *float32, ldc int, load int, ast int)
+func kernel14x32(kc int, a, b, c *float32, ldc int, load int, ast int, bst int)
 
 // kernel14x32r is kernel14x32 reading a from 14 rows of stride lda
 // (elements): a[p][i] = a[i*lda+p]. The steps and roundings are the same.
 //
 //go:noescape
-func kernel14x32r(kc int, a, b, c *float32, ldc int, load int, lda int)
+func kernel14x32r(kc int, a, b, c *float32, ldc int, load int, lda int, bst int)
 
 // fmaPeak runs n iterations of 24 independent 16-lane fused multiply-adds
 // on registers: 768 floating-point operations per iteration.
@@ -41,3 +41,11 @@ func softmaxStrip16(x *float32, rows, stride int, scale float32)
 
 //go:noescape
 func softmaxBackStrip16(dp, p *float32, rows, stride int, scale float32)
+
+// kernel8x32 and kernel8x32r are kernel14x32 and kernel14x32r on 8 rows.
+//
+//go:noescape
+func kernel8x32(kc int, a, b, c *float32, ldc int, load int, ast int, bst int)
+
+//go:noescape
+func kernel8x32r(kc int, a, b, c *float32, ldc int, load int, lda int, bst int)

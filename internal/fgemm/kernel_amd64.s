@@ -66,11 +66,12 @@
 	VMOVUPS r1, 64(DI); \
 	ADDQ    R8, DI
 
-// func kernel14x32(kc int, a, b, c *float32, ldc int, load int, ast int)
+// func kernel14x32(kc int, a, b, c *float32, ldc int, load int, ast int, bst int)
 //
 // a is a panel: step p's 14 values at a + p*ast bytes (ast = 56 for a packed
-// panel; 4*lda for the columns of a stored transposed).
-TEXT ·kernel14x32(SB), NOSPLIT, $0-56
+// panel; 4*lda for the columns of a stored transposed). b's step p is the 32
+// floats at b + p*bst bytes (128 packed; 4*ldb in place).
+TEXT ·kernel14x32(SB), NOSPLIT, $0-64
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
@@ -78,6 +79,7 @@ TEXT ·kernel14x32(SB), NOSPLIT, $0-56
 	MOVQ ldc+32(FP), R8
 	MOVQ load+40(FP), AX
 	MOVQ ast+48(FP), R9
+	MOVQ bst+56(FP), R14
 	SHLQ $2, R8
 	TESTQ AX, AX
 	JEQ   pzero
@@ -134,7 +136,7 @@ pstart:
 
 ploop:
 	STEPP(0, 0)
-	ADDQ $128, DX
+	ADDQ R14, DX
 	ADDQ R9, SI
 	DECQ CX
 	JNE  ploop
@@ -157,10 +159,11 @@ pstore:
 	VZEROUPPER
 	RET
 
-// func kernel14x32r(kc int, a, b, c *float32, ldc int, load int, lda int)
+// func kernel14x32r(kc int, a, b, c *float32, ldc int, load int, lda int, bst int)
 //
-// a is 14 rows of lda floats: row i's step p at a + 4*(i*lda + p) bytes.
-TEXT ·kernel14x32r(SB), NOSPLIT, $0-56
+// a is 14 rows of lda floats: row i's step p at a + 4*(i*lda + p) bytes; b
+// as in kernel14x32.
+TEXT ·kernel14x32r(SB), NOSPLIT, $0-64
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DX
@@ -168,6 +171,7 @@ TEXT ·kernel14x32r(SB), NOSPLIT, $0-56
 	MOVQ ldc+32(FP), R8
 	MOVQ load+40(FP), AX
 	MOVQ lda+48(FP), R9
+	MOVQ bst+56(FP), R14
 	SHLQ $2, R8
 	SHLQ $2, R9
 	LEAQ (R9)(R9*2), R10
@@ -231,8 +235,9 @@ rstart:
 
 rloop:
 	STEPR(0, 0)
-	STEPR(4, 128)
-	ADDQ $256, DX
+	ADDQ R14, DX
+	STEPR(4, 0)
+	ADDQ R14, DX
 	ADDQ $8, SI
 	ADDQ $8, R12
 	DECQ BX
@@ -258,6 +263,175 @@ rstore:
 	STOREROW(Z22, Z23)
 	STOREROW(Z24, Z25)
 	STOREROW(Z26, Z27)
+	VZEROUPPER
+	RET
+
+// The 8-row kernels: the same steps on an 8 x 32 block in Z0..Z15, for
+// products whose row count 8 divides better than 14 (attention's 32-row
+// blocks).
+
+// STEP8 is one inner step of the 8-row kernels.
+#define STEP8(bo, m0, m1, m2, m3, m4, m5, m6, m7) \
+	VMOVUPS      bo(DX), Z28; \
+	VMOVUPS      bo+64(DX), Z29; \
+	VBROADCASTSS m0, Z30; \
+	VBROADCASTSS m1, Z31; \
+	FMA2(Z30, Z0, Z1); \
+	FMA2(Z31, Z2, Z3); \
+	VBROADCASTSS m2, Z30; \
+	VBROADCASTSS m3, Z31; \
+	FMA2(Z30, Z4, Z5); \
+	FMA2(Z31, Z6, Z7); \
+	VBROADCASTSS m4, Z30; \
+	VBROADCASTSS m5, Z31; \
+	FMA2(Z30, Z8, Z9); \
+	FMA2(Z31, Z10, Z11); \
+	VBROADCASTSS m6, Z30; \
+	VBROADCASTSS m7, Z31; \
+	FMA2(Z30, Z12, Z13); \
+	FMA2(Z31, Z14, Z15)
+
+#define STEPP8(ao, bo) STEP8(bo, ao+0(SI), ao+4(SI), ao+8(SI), ao+12(SI), ao+16(SI), ao+20(SI), ao+24(SI), ao+28(SI))
+
+#define STEPR8(ao, bo) STEP8(bo, ao(SI), ao(SI)(R9*1), ao(SI)(R9*2), ao(SI)(R10*1), ao(SI)(R9*4), ao(SI)(R11*1), ao(SI)(R10*2), ao(R12))
+
+// func kernel8x32(kc int, a, b, c *float32, ldc int, load int, ast int, bst int)
+//
+// kernel14x32 on 8 rows: a's step p is 8 floats at a + p*ast bytes.
+TEXT ·kernel8x32(SB), NOSPLIT, $0-64
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ c+24(FP), DI
+	MOVQ ldc+32(FP), R8
+	MOVQ load+40(FP), AX
+	MOVQ ast+48(FP), R9
+	MOVQ bst+56(FP), R14
+	SHLQ $2, R8
+	TESTQ AX, AX
+	JEQ   qzero
+	MOVQ  DI, AX
+	LOADROW(Z0, Z1)
+	LOADROW(Z2, Z3)
+	LOADROW(Z4, Z5)
+	LOADROW(Z6, Z7)
+	LOADROW(Z8, Z9)
+	LOADROW(Z10, Z11)
+	LOADROW(Z12, Z13)
+	LOADROW(Z14, Z15)
+	JMP   qstart
+
+qzero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+qstart:
+	TESTQ CX, CX
+	JEQ   qstore
+
+qloop:
+	STEPP8(0, 0)
+	ADDQ R14, DX
+	ADDQ R9, SI
+	DECQ CX
+	JNE  qloop
+
+qstore:
+	STOREROW(Z0, Z1)
+	STOREROW(Z2, Z3)
+	STOREROW(Z4, Z5)
+	STOREROW(Z6, Z7)
+	STOREROW(Z8, Z9)
+	STOREROW(Z10, Z11)
+	STOREROW(Z12, Z13)
+	STOREROW(Z14, Z15)
+	VZEROUPPER
+	RET
+
+// func kernel8x32r(kc int, a, b, c *float32, ldc int, load int, lda int, bst int)
+//
+// kernel14x32r on 8 rows.
+TEXT ·kernel8x32r(SB), NOSPLIT, $0-64
+	MOVQ kc+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ c+24(FP), DI
+	MOVQ ldc+32(FP), R8
+	MOVQ load+40(FP), AX
+	MOVQ lda+48(FP), R9
+	MOVQ bst+56(FP), R14
+	SHLQ $2, R8
+	SHLQ $2, R9
+	LEAQ (R9)(R9*2), R10
+	LEAQ (R9)(R9*4), R11
+	LEAQ (SI)(R9*8), R12
+	SUBQ R9, R12
+	TESTQ AX, AX
+	JEQ   szero
+	MOVQ  DI, AX
+	LOADROW(Z0, Z1)
+	LOADROW(Z2, Z3)
+	LOADROW(Z4, Z5)
+	LOADROW(Z6, Z7)
+	LOADROW(Z8, Z9)
+	LOADROW(Z10, Z11)
+	LOADROW(Z12, Z13)
+	LOADROW(Z14, Z15)
+	JMP   sstart
+
+szero:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+sstart:
+	TESTQ CX, CX
+	JEQ   sstore
+
+sloop:
+	STEPR8(0, 0)
+	ADDQ R14, DX
+	ADDQ $4, SI
+	ADDQ $4, R12
+	DECQ CX
+	JNE  sloop
+
+sstore:
+	STOREROW(Z0, Z1)
+	STOREROW(Z2, Z3)
+	STOREROW(Z4, Z5)
+	STOREROW(Z6, Z7)
+	STOREROW(Z8, Z9)
+	STOREROW(Z10, Z11)
+	STOREROW(Z12, Z13)
+	STOREROW(Z14, Z15)
 	VZEROUPPER
 	RET
 

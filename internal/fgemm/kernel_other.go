@@ -5,11 +5,11 @@ package fgemm
 // useAsm is false: this build has only the plain Go kernel.
 var useAsm = false
 
-func kernel14x32(kc int, a, b, c *float32, ldc int, load int, ast int) {
+func kernel14x32(kc int, a, b, c *float32, ldc int, load int, ast int, bst int) {
 	panic("fgemm: no assembly kernel in this build")
 }
 
-func kernel14x32r(kc int, a, b, c *float32, ldc int, load int, lda int) {
+func kernel14x32r(kc int, a, b, c *float32, ldc int, load int, lda int, bst int) {
 	panic("fgemm: no assembly kernel in this build")
 }
 
@@ -24,5 +24,13 @@ func softmaxStrip16(x *float32, rows, stride int, scale float32) {
 }
 
 func softmaxBackStrip16(dp, p *float32, rows, stride int, scale float32) {
+	panic("fgemm: no assembly kernel in this build")
+}
+
+func kernel8x32(kc int, a, b, c *float32, ldc int, load int, ast int, bst int) {
+	panic("fgemm: no assembly kernel in this build")
+}
+
+func kernel8x32r(kc int, a, b, c *float32, ldc int, load int, lda int, bst int) {
 	panic("fgemm: no assembly kernel in this build")
 }

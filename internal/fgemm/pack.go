@@ -8,18 +8,13 @@ package fgemm
 // Rows or columns past the matrix's edge are packed as zeros, so the kernel
 // always runs a full block; their results are never stored.
 
-// packA packs the mr x kc panel of op(a) at (i0, p0) with rows rows (<= mr)
-// into dst. op(a) is a (m x k, row stride lda), or a's transpose when trans
-// (a stored k x m).
-func packA(dst, a []float32, lda int, trans bool, i0, rows, p0, kc int) {
+// packA packs the pr x kc panel of op(a) at (i0, p0) with rows rows (<= pr;
+// pr is mr or mr8) into dst. op(a) is a (m x k, row stride lda), or a's
+// transpose when trans (a stored k x m).
+func packA(dst, a []float32, lda int, trans bool, pr, i0, rows, p0, kc int) {
+	mr := pr
 	dst = dst[:kc*mr]
 	if trans {
-		if rows == mr {
-			for p := 0; p < kc; p++ {
-				*(*[mr]float32)(dst[p*mr:]) = *(*[mr]float32)(a[(p0+p)*lda+i0:])
-			}
-			return
-		}
 		for p := 0; p < kc; p++ {
 			src := a[(p0+p)*lda+i0:][:rows]
 			d := dst[p*mr : p*mr+mr]
