@@ -190,3 +190,86 @@ func BenchmarkBInPlace(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAttention times the single-goroutine products of the training
+// attention (one query block of 32 slots, head width 32, K keys): the
+// scores P^T = K Q^T (F1), the output (P^T)^T V (F2) and dK += dS^T Q (B4).
+func BenchmarkAttention(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, s := range []struct {
+		name    string
+		m, k, n int
+		f       Flags
+	}{
+		{"F1_K64", 64, 32, 32, TransB},
+		{"F1_K512", 512, 32, 32, TransB},
+		{"F2_K64", 32, 64, 32, TransA},
+		{"F2_K512", 32, 512, 32, TransA},
+		{"B4_K512", 512, 32, 32, Acc},
+	} {
+		x, y, c := randSlice(rng, 512*512), randSlice(rng, 512*512), make([]float32, 512*512)
+		lda, ldb := leads(s.m, s.k, s.n, s.f)
+		w := NewWorkspace(1)
+		b.Run(s.name, func(b *testing.B) {
+			var best timer
+			for i := 0; i < b.N; i++ {
+				best.start()
+				for r := 0; r < 100; r++ {
+					w.MulTo(c, s.n, x, lda, y, ldb, s.m, s.k, s.n, s.f)
+				}
+				best.stop()
+			}
+			b.ReportMetric(float64(100*2*s.m*s.k*s.n)/best.min.Seconds()/1e9, "best-GFLOP/s")
+			b.ReportMetric(float64(best.min.Nanoseconds())/100, "best-ns/call")
+		})
+	}
+}
+
+// BenchmarkPanelRows compares the 8- and 14-row register blocks on one
+// goroutine, on large products and on attention's.
+func BenchmarkPanelRows(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, s := range []struct {
+		name    string
+		m, k, n int
+		f       Flags
+	}{
+		{"big", 1008, 256, 768, 0},
+		{"bigAt", 1008, 1024, 256, TransA},
+		{"F2_K512", 32, 512, 32, TransA},
+		{"F1_K512", 512, 32, 32, TransB},
+	} {
+		x, y, c := randSlice(rng, s.m*s.k), randSlice(rng, s.k*s.n), make([]float32, s.m*s.n)
+		lda, ldb := leads(s.m, s.k, s.n, s.f)
+		w := NewWorkspace(1)
+		for _, r := range []int{8, 14} {
+			b.Run(fmt.Sprintf("%s/mr%d", s.name, r), func(b *testing.B) {
+				forceRows = r
+				defer func() { forceRows = 0 }()
+				var best timer
+				reps := max(1, 1<<22/(s.m*s.k*s.n))
+				for i := 0; i < b.N; i++ {
+					best.start()
+					for q := 0; q < reps; q++ {
+						w.MulTo(c, s.n, x, lda, y, ldb, s.m, s.k, s.n, s.f)
+					}
+					best.stop()
+				}
+				b.ReportMetric(float64(reps*2*s.m*s.k*s.n)/best.min.Seconds()/1e9, "best-GFLOP/s")
+			})
+		}
+	}
+}
+
+// leads are the leading dimensions of dense operands of an m x k by k x n
+// product stored as f says.
+func leads(m, k, n int, f Flags) (lda, ldb int) {
+	lda, ldb = k, n
+	if f&TransA != 0 {
+		lda = m
+	}
+	if f&TransB != 0 {
+		ldb = k
+	}
+	return lda, ldb
+}
