@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"fmt"
 	"hash/crc32"
 
@@ -11,36 +12,117 @@ import (
 
 // loop is the closed-loop state of one episode, shared by the writer and the
 // decoder: the reconstructed codes so far and the actions that connect them.
+// It holds every reconstructed state compactly (the mixing prior reads any
+// of them, the decoder returns them) and the model's window of them whole.
 type loop struct {
-	recon   [][]uint8           // z~_0 .. z~_t
-	truth   [][]uint8           // when set, the history reads these instead (teacher forcing)
-	actions []trajectory.Action // u_0 .. u_{t-1}
-	hist    worldmodel.History  // scratch
+	recon   *trajectory.CodeRows // z~_0 .. z~_{n-1}
+	shared  bool                 // recon is the episode's own Compact codes, every state so far reconstructed exactly
+	n       int                  // states reconstructed so far
+	slots   int                  // slots per state
+	win     [][]uint8            // the latest states, z~_k at win[k%len(win)]; z~_n is written into win[n%len(win)]
+	crc     uint32               // CRC-32C of z~_0 .. z~_{n-1}, in order
+	truth   *truthCodes          // when set, the history reads these instead (teacher forcing)
+	actions []trajectory.Action  // u_0 .. u_{n-2} at least
+	hist    worldmodel.History   // scratch
 }
 
-// history is the predictor's input for o_t (t = len(recon)): the last
-// window reconstructed states, each with the action taken from it.
+// newLoop returns the loop of an episode of states of h's geometry whose
+// predictor sees window states. With truth set (the writer), an episode
+// held Compact in h's slots lends its rows as the reconstruction for as
+// long as they agree, so a lossless writer holds its states once.
+func newLoop(h *Header, window int, truth *trajectory.Episode) *loop {
+	J := h.Coords()
+	l := &loop{win: make([][]uint8, window+1), slots: h.Slots}
+	flat := make([]uint8, len(l.win)*J)
+	for k := range l.win {
+		l.win[k] = flat[k*J : (k+1)*J : (k+1)*J]
+	}
+	if c := truth; c != nil && c.Compact != nil && c.Compact.Width() == J {
+		l.recon, l.shared = c.Compact, true
+	} else {
+		l.recon = trajectory.NewCodeRows(J, h.Slots)
+	}
+	return l
+}
+
+// next is the buffer that the next state, z~_n, is reconstructed into.
+func (l *loop) next() []uint8 { return l.win[l.n%len(l.win)] }
+
+// row is z~_k, one of the latest len(l.win)-1 states.
+func (l *loop) row(k int) []uint8 { return l.win[k%len(l.win)] }
+
+// push records the state reconstructed into next(); z is its true state
+// (nil in the decoder).
+func (l *loop) push(z []uint8) {
+	rec := l.next()
+	l.crc = crc32.Update(l.crc, castagnoli, rec)
+	if l.shared && !bytes.Equal(rec, z) {
+		// The reconstruction leaves the truth: copy the states so far.
+		own := trajectory.NewCodeRows(l.recon.Width(), l.slots)
+		var buf []uint8
+		for k := range l.n {
+			buf = l.recon.RowTo(buf, k)
+			own.Append(buf)
+		}
+		l.recon, l.shared = own, false
+	}
+	if !l.shared {
+		l.recon.Append(rec)
+	}
+	l.n++
+}
+
+// history is the predictor's input for o_t (t = l.n): the last window
+// reconstructed states, each with the action taken from it.
 func (l *loop) history(window int) worldmodel.History {
-	t := len(l.recon)
+	t := l.n
 	lo := max(0, t-window)
 	l.hist = l.hist[:0]
-	src := l.recon
-	if l.truth != nil {
-		src = l.truth
-	}
 	for k := lo; k < t; k++ {
-		l.hist = append(l.hist, worldmodel.Step{Codes: src[k], Action: l.actions[k]})
+		z := l.row(k)
+		if l.truth != nil {
+			z = l.truth.row(k)
+		}
+		l.hist = append(l.hist, worldmodel.Step{Codes: z, Action: l.actions[k]})
 	}
 	return l.hist
 }
 
-// codesCRC is the CRC-32C of the reconstructed codes, in order.
-func (l *loop) codesCRC() uint32 {
-	var c uint32
-	for _, z := range l.recon {
-		c = crc32.Update(c, castagnoli, z)
+// codes returns z~_0 .. z~_{n-1} as code vectors; a state equal to truth's
+// (when truth holds Codes) shares its slice.
+func (l *loop) codes(truth *trajectory.Episode) [][]uint8 {
+	out := make([][]uint8, l.n)
+	var buf []uint8
+	for k := range out {
+		buf = l.recon.RowTo(buf, k)
+		if truth != nil && truth.Codes != nil && bytes.Equal(buf, truth.Codes[k]) {
+			out[k] = truth.Codes[k]
+			continue
+		}
+		out[k], buf = buf, nil
 	}
-	return c
+	return out
+}
+
+// truthCodes reads an episode's true codes, from Codes or Compact; Compact
+// rows are unpacked into a ring, row k at ring[k%len(ring)], so the latest
+// len(ring) rows read stay valid.
+type truthCodes struct {
+	ep   *trajectory.Episode
+	ring [][]uint8
+}
+
+func newTruthCodes(ep *trajectory.Episode, rows int) *truthCodes {
+	return &truthCodes{ep: ep, ring: make([][]uint8, rows)}
+}
+
+func (c *truthCodes) row(k int) []uint8 {
+	if c.ep.Compact == nil {
+		return c.ep.Codes[k]
+	}
+	b := &c.ring[k%len(c.ring)]
+	*b = c.ep.Compact.RowTo(*b, k)
+	return *b
 }
 
 // predictBatch runs the predictor on the histories of the loops that have

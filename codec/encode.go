@@ -1,11 +1,12 @@
 package codec
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
-	"github.com/memowm/memowm/model"
 	"hash/crc32"
+	"io"
+
+	"github.com/memowm/memowm/model"
 
 	"github.com/memowm/memowm/entropy"
 	"github.com/memowm/memowm/trajectory"
@@ -19,12 +20,30 @@ type Keeper interface {
 	Keep(j int, hQ16 uint32) bool
 }
 
-// encoded is one episode coded by encodeBatch.
+// encoded is one episode coded by encodeBatch: its section is head,
+// stream, tail.
 type encoded struct {
 	stats     EpisodeStats
-	section   []byte
+	head      []byte     // id, observations, payload length, packed z_0 (not in a mixed file)
+	stream    *streamBuf // the coder stream (closed by whoever writes the section)
+	tail      [sectionTail]byte
 	stateQ16  uint64 // ideal bits of the states, Q16, z_0 included
 	actionQ16 uint64 // ideal bits of the actions, Q16
+}
+
+// size is the section's length in bytes.
+func (e *encoded) size() int { return len(e.head) + e.stream.Len() + len(e.tail) }
+
+// writeTo writes the section to w.
+func (e *encoded) writeTo(w io.Writer) error {
+	if _, err := w.Write(e.head); err != nil {
+		return err
+	}
+	if _, err := e.stream.WriteTo(w); err != nil {
+		return err
+	}
+	_, err := w.Write(e.tail[:])
+	return err
 }
 
 // SimOptions change Simulate's loop for comparisons the file format cannot
@@ -65,14 +84,31 @@ func (keepEvery) Keep(int, uint32) bool { return true }
 
 // encodeBatch runs the closed loop over eps as one predictor batch and
 // returns each episode's section and accounting. keep decides retention.
-func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajectory.Episode, keepRecon bool, opt SimOptions) ([]encoded, error) {
+// An episode is held as its codes (Compact ones in a fraction of the
+// memory; a lossless loop shares them as its reconstruction) and the
+// model's window of states whole; its coder stream goes into a streamBuf
+// like streams (its dir and discard), which the caller closes, also after
+// an error.
+func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajectory.Episode, keepRecon bool, opt SimOptions, streams streamBuf) (out []encoded, err error) {
 	J, prec, bits := h.Coords(), h.Precision, h.codeBits()
 	for _, ep := range eps {
 		if err := checkEpisode(ep, h); err != nil {
 			return nil, err
 		}
 	}
+	window := p.Config().MaxHistory
 	loops := make([]*loop, len(eps))
+	truths := make([]*truthCodes, len(eps))
+	bufs := make([]*streamBuf, len(eps))
+	defer func() {
+		if err != nil {
+			for _, b := range bufs {
+				if b != nil {
+					b.Close()
+				}
+			}
+		}
+	}()
 	encs := make([]*entropy.Encoder, len(eps))
 	acts := make([]*actionCoder, len(eps))
 	reps := make([]*repeatCoder, len(eps))
@@ -84,36 +120,42 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 			}
 		}
 	}()
-	out := make([]encoded, len(eps))
+	out = make([]encoded, len(eps))
 	maxObs := 0
 	for i, ep := range eps {
-		loops[i] = &loop{recon: [][]uint8{append([]uint8(nil), ep.Codes[0]...)}}
+		n := ep.Len()
+		loops[i] = newLoop(h, window, ep)
+		truths[i] = newTruthCodes(ep, window+2)
 		if opt.TeacherForced {
-			loops[i].truth = ep.Codes
+			loops[i].truth = truths[i]
 		}
-		encs[i] = entropy.NewEncoder(nil)
+		bufs[i] = &streamBuf{dir: streams.dir, discard: streams.discard}
+		encs[i] = entropy.NewEncoder(bufs[i])
 		acts[i] = newActionCoder()
 		if h.SlotRepeat {
 			reps[i] = newRepeatCoder(h.Slots, h.Subspaces)
 		}
-		out[i].stats = EpisodeStats{ID: ep.ID, Observations: len(ep.Codes)}
+		out[i].stats = EpisodeStats{ID: ep.ID, Observations: n}
 		out[i].stateQ16 = uint64(J*bits) << 16
+		z0, rec := truths[i].row(0), loops[i].next()
+		copy(rec, z0)
 		if h.Mix {
 			// z_0 goes into the stream first, coded from its codebooks.
-			m := newMixCoder(h.Slots, h.Subspaces, h.Codewords, bits, opt.Neighbours, len(ep.Codes))
+			m := newMixCoder(h.Slots, h.Subspaces, h.Codewords, bits, opt.Neighbours, n)
 			mixes[i] = m
 			m.without = opt.MixWithout
 			if obs := opt.Observe; obs != nil {
 				m.observe = func(t, j int, hQ16 uint32, mode uint8) { obs(i, t, j, hQ16, mode) }
 			}
-			cost, err := m.codeInitial(bitEncoder{encs[i]}, ep.Codes[0], loops[i].recon[0])
+			cost, err := m.codeInitial(bitEncoder{encs[i]}, z0, rec)
 			if err != nil {
 				return nil, fmt.Errorf("codec: episode %d step 0: %w", ep.ID, err)
 			}
 			out[i].stateQ16 = cost
-			m.start(loops[i].recon)
+			m.start(rec)
 		}
-		maxObs = max(maxObs, len(ep.Codes))
+		loops[i].push(z0)
+		maxObs = max(maxObs, n)
 	}
 	mixKeep := mixKeeper(keep)
 	if mixKeep == nil && opt.Observe != nil {
@@ -122,11 +164,10 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 	want := make([]bool, len(eps))
 	var preds []worldmodel.Prediction
 	var hs []worldmodel.History
-	var err error
 	total := uint32(1) << prec
 	for t := 1; t < maxObs; t++ {
 		for i, ep := range eps {
-			want[i] = t < len(ep.Codes)
+			want[i] = t < ep.Len()
 			if !want[i] {
 				continue
 			}
@@ -136,7 +177,7 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 				return nil, fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
 			}
 			out[i].actionQ16 += cost
-			loops[i].actions = append(loops[i].actions, *a)
+			loops[i].actions = ep.Actions[:t]
 		}
 		if preds, hs, err = predictBatch(p, loops, want, preds, hs); err != nil {
 			return nil, err
@@ -148,11 +189,10 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 			}
 			pr := &preds[k]
 			k++
-			z := ep.Codes[t]
-			rec := make([]uint8, J)
+			l := loops[i]
+			z, prev, rec := truths[i].row(t), l.row(t-1), l.next()
 			if mx := mixes[i]; mx != nil {
-				mx.history = loops[i].recon
-				cost, err := mx.codeState(bitEncoder{encs[i]}, pr, prec, &ep.Actions[t-1], t, z, rec, mixKeep)
+				cost, err := mx.codeState(bitEncoder{encs[i]}, pr, prec, &ep.Actions[t-1], t, l.recon, z, prev, rec, mixKeep)
 				if err != nil {
 					return nil, fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
 				}
@@ -162,12 +202,11 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 				out[i].stats.Recovered += uint64(mx.recovered)
 				out[i].stats.Repeated += uint64(mx.repeated)
 				out[i].stats.Coords += uint64(J)
-				loops[i].recon = append(loops[i].recon, sameOr(rec, z))
+				l.push(z)
 				continue
 			}
 			rp := reps[i]
 			if rp != nil {
-				prev := loops[i].recon[t-1]
 				for sl := range h.Slots {
 					same := rp.same(z, prev, sl)
 					cost, err := rp.encode(encs[i], sl, same)
@@ -189,7 +228,7 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 				if !keep.Keep(j, pr.Entropy[j]) {
 					rec[j] = pr.Mode[j]
 					if opt.FillPrevious {
-						rec[j] = loops[i].recon[t-1][j]
+						rec[j] = prev[j]
 					}
 					out[i].stats.Omitted++
 					if rec[j] == z[j] {
@@ -211,33 +250,38 @@ func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajecto
 				rec[j] = z[j]
 			}
 			out[i].stats.Coords += uint64(J)
-			loops[i].recon = append(loops[i].recon, sameOr(rec, z))
+			l.push(z)
 		}
 	}
 	for i, ep := range eps {
 		if err := encs[i].Close(); err != nil {
 			return nil, fmt.Errorf("codec: episode %d: %w", ep.ID, err)
 		}
-		stream := encs[i].Bytes()
-		packed := h.packedInitial()
-		sec := make([]byte, 0, sectionHead+packed+len(stream)+sectionTail)
-		sec = binary.LittleEndian.AppendUint64(sec, uint64(ep.ID))
-		sec = binary.LittleEndian.AppendUint32(sec, uint32(len(ep.Codes)))
-		sec = binary.LittleEndian.AppendUint32(sec, uint32(packed+len(stream)))
-		if !h.Mix {
-			sec = PackCodes(sec, ep.Codes[0], bits)
-		}
-		sec = append(sec, stream...)
-		sec = binary.LittleEndian.AppendUint32(sec, loops[i].codesCRC())
-		sec = binary.LittleEndian.AppendUint32(sec, crc32.Checksum(sec, castagnoli))
 		e := &out[i]
-		e.section = sec
+		e.stream = bufs[i]
+		packed := h.packedInitial()
+		head := make([]byte, 0, sectionHead+packed)
+		head = binary.LittleEndian.AppendUint64(head, uint64(ep.ID))
+		head = binary.LittleEndian.AppendUint32(head, uint32(ep.Len()))
+		head = binary.LittleEndian.AppendUint32(head, uint32(packed+e.stream.Len()))
+		if !h.Mix {
+			head = PackCodes(head, truths[i].row(0), bits)
+		}
+		e.head = head
+		binary.LittleEndian.PutUint32(e.tail[:], loops[i].crc)
+		if !streams.discard {
+			crc, err := e.stream.crc(crc32.Checksum(head, castagnoli))
+			if err != nil {
+				return nil, fmt.Errorf("codec: episode %d: %w", ep.ID, err)
+			}
+			binary.LittleEndian.PutUint32(e.tail[4:], crc32.Update(crc, castagnoli, e.tail[:4]))
+		}
 		e.stats.StateBits = float64(e.stateQ16) / 65536
 		e.stats.ActionBits = float64(e.actionQ16) / 65536
-		e.stats.Bytes = int64(len(sec))
-		e.stats.Payload = int64(packed + len(stream))
+		e.stats.Bytes = int64(e.size())
+		e.stats.Payload = int64(packed + e.stream.Len())
 		if keepRecon {
-			e.stats.Recon = loops[i].recon
+			e.stats.Recon = loops[i].codes(ep)
 		}
 	}
 	return out, nil
@@ -268,7 +312,8 @@ func SimulateWith(p worldmodel.Predictor, keep Keeper, eps []*trajectory.Episode
 		return nil, fmt.Errorf("codec: the mixing prior needs the neighbour order of the bundle's quantizer (SimOptions.Neighbours)")
 	}
 
-	enc, err := encodeBatch(p, h, keep, eps, true, opt)
+	// Nothing is written: the streams are only counted.
+	enc, err := encodeBatch(p, h, keep, eps, true, opt, streamBuf{discard: true})
 	if err != nil {
 		return nil, err
 	}
@@ -277,14 +322,4 @@ func SimulateWith(p worldmodel.Predictor, keep Keeper, eps []*trajectory.Episode
 		stats[i] = enc[i].stats
 	}
 	return stats, nil
-}
-
-// sameOr returns z when the reconstruction rec equals it, so that a state
-// coded exactly (every lossless one) is held once, not twice: the loop only
-// reads its history, and the caller's codes are not changed.
-func sameOr(rec, z []uint8) []uint8 {
-	if bytes.Equal(rec, z) {
-		return z
-	}
-	return rec
 }

@@ -153,8 +153,7 @@ type mixCoder struct {
 	apm1, apm2 *entropy.APM
 	apmW       *entropy.APM // the world model's probability by depth and slot state
 
-	match   matchModel
-	history [][]uint8 // the reconstructed states so far (shared with the loop)
+	match matchModel
 
 	// slot flags
 	flagPrev, flagPrev2 []uint8
@@ -179,6 +178,7 @@ type mixCoder struct {
 	np        nodePred
 	reach     []uint64
 	freq      []uint32
+	rankBuf   []uint8 // the ranks of the codes in the order in use (rankTo)
 	without   MixPart
 	observe   func(t, j int, hQ16 uint32, mode uint8) // SimOptions.Observe for this episode
 }
@@ -230,6 +230,7 @@ func newMixCoder(slots, perSlot, C, bits int, nb *Neighbours, obs int) *mixCoder
 		counts:   getCounts(slots * perSlot * C),
 		reach:    make([]uint64, 2*nodes),
 		freq:     make([]uint32, C),
+		rankBuf:  make([]uint8, C),
 	}
 	// Start by trusting the world model and the previous code a little.
 	m.sym2 = entropy.NewMixer(mixSymInputs, nodes, 0, mixLR)
@@ -320,19 +321,17 @@ func getCounts(n int) []uint16 {
 	return make([]uint16, n)
 }
 
-// start takes the episode's initial state z_0 (coded raw).
-func (m *mixCoder) start(history [][]uint8) {
-	m.history = history
-	m.match.start(history[0])
+// start takes the episode's initial state z_0.
+func (m *mixCoder) start(z0 []uint8) {
+	m.match.start(z0)
 }
 
 // codeState codes (writer: truth set) or decodes (truth nil) state t into
 // rec, given the world model's prediction for it and the action that led to
-// it; it returns the ideal cost in Q16 bits. rec must have J entries;
-// m.history must hold states 0..t-1.
-func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *trajectory.Action, t int, truth, rec []uint8, keep Keeper) (uint64, error) {
+// it; it returns the ideal cost in Q16 bits. rec must have J entries; hist
+// must hold states 0..t-1 (it may hold more), prev is state t-1.
+func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *trajectory.Action, t int, hist *trajectory.CodeRows, truth, prev, rec []uint8, keep Keeper) (uint64, error) {
 	var cost uint64
-	prev := m.history[t-1]
 	total := uint32(1) << prec
 	akey := actionKey(a)
 	changedSlots := 0
@@ -350,7 +349,7 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 			continue
 		}
 		changedSlots++
-		m.match.beginSlot(m.history, s, m.without&MixMatch == 0)
+		m.match.beginSlot(hist, s, m.without&MixMatch == 0)
 		changed := 0
 		for j := lo; j < hi; j++ {
 			cb := min(changed, 2)
@@ -380,7 +379,7 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 					if rec[j] != prev[j] {
 						changed++
 					}
-					m.match.advance(m.history, rec, j)
+					m.match.advance(rec, j)
 					continue
 				}
 			}
@@ -395,7 +394,7 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 			if rec[j] != prev[j] {
 				changed++
 			}
-			m.match.advance(m.history, rec, j)
+			m.match.advance(rec, j)
 		}
 		m.match.endSlot(t, s)
 	}

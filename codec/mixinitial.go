@@ -34,10 +34,10 @@ func (m *mixCoder) codeInitial(io bitIO, truth, rec []uint8) (uint64, error) {
 	var cost uint64
 	prevRank := 0 // the rank of the code before j, coded last
 	for j := range rec {
-		order, rank := m.nb.originRow(j)
+		order := m.nb.originRow(j)
 		r := 0
 		if truth != nil {
-			r = int(rank[truth[j]])
+			r = int(rankTo(m.rankBuf, order)[truth[j]])
 		}
 		lb := 4 // the code before j in the slot, as a rank bucket; 4: none
 		if j%m.perSlot > 0 {

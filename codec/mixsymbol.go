@@ -30,7 +30,7 @@ func (m *mixCoder) prepare(sc *symCtx, pr *worldmodel.Prediction, j int, prev, r
 	p := int(prev[j])
 	// Codes are coded as ranks from the previous code (Neighbours): the
 	// world model's table and the candidates are mapped.
-	sc.order, sc.rank = m.nb.row(j, p)
+	sc.order, sc.rank = m.nb.row(j, p), m.rankBuf
 	// The codes this coordinate took so far in the episode (order 0, in
 	// code space), and given the code before it in the slot, mapped to
 	// rank order like the world model's table, in one pass.
@@ -51,8 +51,9 @@ func (m *mixCoder) prepare(sc *symCtx, pr *worldmodel.Prediction, j int, prev, r
 		b += uint32(cnt[z])
 		c += uint32(cntL[z])
 		cum[r+1], cum0[r+1], cumF[r+1] = a, b, c
+		sc.rank[z] = uint8(r)
 	}
-	mc, ml, tc, tl := m.match.candidates(m.history, rec, j)
+	mc, ml, tc, tl := m.match.candidates(rec, j)
 	if mc >= 0 {
 		mc = int(sc.rank[mc])
 	}

@@ -21,10 +21,13 @@ import (
 // rounded to an integer, and distances are exact int64 sums of squares;
 // ties go to the lower codeword. The same bundle gives the same order on
 // every machine.
+//
+// Only the order is held (books x C x C bytes: 4 MiB for 1,024 books of 64
+// codewords); a code's rank is found from it (rankTo), where the order is
+// read anyway.
 type Neighbours struct {
 	books, C int
 	order    []uint8 // (books, C, C): order[(b*C+p)*C+r] is the code at rank r from p
-	rank     []uint8 // (books, C, C): rank[(b*C+p)*C+z] is z's rank from p
 	origin   []uint8 // (books): the codeword nearest the origin (the training mean)
 }
 
@@ -68,7 +71,7 @@ func newNeighbours(q *opq.Quantizer) (*Neighbours, error) {
 		_, e := math.Frexp(maxAbs) // maxAbs < 2^e
 		scale = math.Ldexp(1, 20-e)
 	}
-	n := &Neighbours{books: books, C: C, order: make([]uint8, books*C*C), rank: make([]uint8, books*C*C), origin: make([]uint8, books)}
+	n := &Neighbours{books: books, C: C, order: make([]uint8, books*C*C), origin: make([]uint8, books)}
 	iv := make([]int64, books*C*dim)
 	for b := range books {
 		for c := range C {
@@ -93,7 +96,7 @@ func newNeighbours(q *opq.Quantizer) (*Neighbours, error) {
 	return n, nil
 }
 
-// orderBook fills book b's origin, order and rank rows from its codewords
+// orderBook fills book b's origin and order rows from its codewords
 // iv (C x dim scaled integers). keys is scratch of C entries.
 func (n *Neighbours) orderBook(b int, iv []int64, dim int, keys []uint64) {
 	C := n.C
@@ -130,7 +133,6 @@ func (n *Neighbours) orderBook(b int, iv []int64, dim int, keys []uint64) {
 				z = int(k & 0xff)
 			}
 			n.order[base+r] = uint8(z)
-			n.rank[base+z] = uint8(r)
 		}
 	}
 }
@@ -138,17 +140,27 @@ func (n *Neighbours) orderBook(b int, iv []int64, dim int, keys []uint64) {
 // fits reports whether n is a neighbour order for h's geometry (a nil n
 // fits nothing).
 func (n *Neighbours) fits(h *Header) bool {
-	return n != nil && n.C == h.Codewords && len(n.rank) == n.books*n.C*n.C && h.Coords()%n.books == 0
+	return n != nil && n.C == h.Codewords && len(n.order) == n.books*n.C*n.C && h.Coords()%n.books == 0
 }
 
-// originRow returns coordinate j's order and rank rows from the codeword
-// nearest the origin.
-func (n *Neighbours) originRow(j int) (order, rank []uint8) {
+// originRow returns coordinate j's order row from the codeword nearest the
+// origin.
+func (n *Neighbours) originRow(j int) []uint8 {
 	return n.row(j, int(n.origin[j%n.books]))
 }
 
-// row returns coordinate j's order and rank rows for previous code p.
-func (n *Neighbours) row(j, p int) (order, rank []uint8) {
+// row returns coordinate j's order row for previous code p: the codes by
+// rank.
+func (n *Neighbours) row(j, p int) []uint8 {
 	base := ((j%n.books)*n.C + p) * n.C
-	return n.order[base : base+n.C], n.rank[base : base+n.C]
+	return n.order[base : base+n.C]
+}
+
+// rankTo writes the inverse of order (every code's rank) into rank, which
+// has len(order) entries, and returns it.
+func rankTo(rank, order []uint8) []uint8 {
+	for r, z := range order {
+		rank[z] = uint8(r)
+	}
+	return rank
 }

@@ -25,6 +25,11 @@ type Reader struct {
 	hdr   *Header
 	index []indexEntry
 	nb    *Neighbours // set by CheckBundle for a mixed file
+
+	// Compact makes Decode return episodes with Compact codes instead of
+	// Codes: a long episode then takes a fraction of the memory
+	// (trajectory.CodeRows).
+	Compact bool
 }
 
 // EpisodeInfo is what the index says about one episode.
@@ -174,40 +179,54 @@ func (r *Reader) CheckBundle(b *model.Bundle) error {
 	return nil
 }
 
-// section reads and checks episode i's section and returns its packed
-// initial state (nil in a mixed file, whose stream holds it) and its coder
-// stream.
-func (r *Reader) section(i int) (z0 []uint8, stream []byte, codesCRC uint32, err error) {
+// section checks episode i's section and returns its packed initial state
+// (nil in a mixed file, whose stream holds it), a reader of its coder stream
+// and its codes CRC. The section is read twice, to check its CRC and then
+// as it is decoded, and never held whole.
+func (r *Reader) section(i int) (z0 []uint8, stream io.Reader, codesCRC uint32, err error) {
 	e := r.index[i]
-	sec := make([]byte, e.Length)
-	if _, err := r.f.ReadAt(sec, int64(e.Offset)); err != nil {
+	off, n := int64(e.Offset), int64(e.Length)
+	var head [sectionHead]byte
+	var tail [sectionTail]byte
+	if _, err := r.f.ReadAt(head[:], off); err != nil {
 		return nil, nil, 0, err
 	}
-	n := len(sec)
-	if got, want := binary.LittleEndian.Uint32(sec[n-4:]), crc32.Checksum(sec[:n-4], castagnoli); got != want {
+	if _, err := r.f.ReadAt(tail[:], off+n-sectionTail); err != nil {
+		return nil, nil, 0, err
+	}
+	crc := crc32.New(castagnoli)
+	if _, err := io.CopyBuffer(crc, io.NewSectionReader(r.f, off, n-4), make([]byte, 64<<10)); err != nil {
+		return nil, nil, 0, err
+	}
+	if got, want := binary.LittleEndian.Uint32(tail[4:]), crc.Sum32(); got != want {
 		return nil, nil, 0, fmt.Errorf("%w: section checksum mismatch", ErrFormat)
 	}
-	id := int64(binary.LittleEndian.Uint64(sec))
-	obs := binary.LittleEndian.Uint32(sec[8:])
-	plen := int(binary.LittleEndian.Uint32(sec[12:]))
+	id := int64(binary.LittleEndian.Uint64(head[:]))
+	obs := binary.LittleEndian.Uint32(head[8:])
+	plen := int64(binary.LittleEndian.Uint32(head[12:]))
 	h := r.hdr
-	packed := h.packedInitial()
+	packed := int64(h.packedInitial())
 	if id != e.ID || obs != e.Observations || sectionHead+plen+sectionTail != n || plen < packed {
 		return nil, nil, 0, fmt.Errorf("%w: section does not match the index", ErrFormat)
 	}
 	if !h.Mix {
+		pz := make([]byte, packed)
+		if _, err := r.f.ReadAt(pz, off+sectionHead); err != nil {
+			return nil, nil, 0, err
+		}
 		z0 = make([]uint8, h.Coords())
-		if err := unpackCodes(z0, sec[sectionHead:sectionHead+packed], h.codeBits(), h.Codewords); err != nil {
+		if err := unpackCodes(z0, pz, h.codeBits(), h.Codewords); err != nil {
 			return nil, nil, 0, err
 		}
 	}
-	return z0, sec[sectionHead+packed : sectionHead+plen], binary.LittleEndian.Uint32(sec[n-8:]), nil
+	return z0, io.NewSectionReader(r.f, off+sectionHead+packed, plen-packed), binary.LittleEndian.Uint32(tail[:]), nil
 }
 
 // Decode decodes the episodes at positions which (see Find; nil: all) as
-// one predictor batch and returns them with codes and actions. p must run
-// the bundle that CheckBundle accepts. Every episode's codes are checked
-// against the writer's CRC; an error names the episode.
+// one predictor batch and returns them with codes and actions (Compact
+// codes with r.Compact). p must run the bundle that CheckBundle accepts.
+// Every episode's codes are checked against the writer's CRC; an error
+// names the episode.
 func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Episode, error) {
 	h := r.hdr
 	if err := checkPredictor(p, h); err != nil {
@@ -223,6 +242,7 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 		}
 	}
 	n := len(which)
+	window := p.Config().MaxHistory
 	loops := make([]*loop, n)
 	decs := make([]*entropy.Decoder, n)
 	acts := make([]*actionCoder, n)
@@ -246,7 +266,7 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 		if err != nil {
 			return nil, r.epErr(i, err)
 		}
-		if decs[k], err = entropy.NewDecoderBytes(stream); err != nil {
+		if decs[k], err = entropy.NewDecoder(stream); err != nil {
 			return nil, r.epErr(i, fmt.Errorf("%w: %w", ErrFormat, err))
 		}
 		acts[k] = newActionCoder()
@@ -254,21 +274,23 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 			reps[k] = newRepeatCoder(h.Slots, h.Subspaces)
 		}
 		obs[k] = int(r.index[i].Observations)
+		l := newLoop(h, window, nil)
+		loops[k] = l
+		l.actions = make([]trajectory.Action, 0, obs[k]-1)
 		if h.Mix {
 			if r.nb == nil {
 				return nil, fmt.Errorf("codec: %s: the mixing prior needs the bundle's quantizer (call CheckBundle first)", r.path)
 			}
 			m := newMixCoder(h.Slots, h.Subspaces, h.Codewords, h.codeBits(), r.nb, obs[k])
 			mixes[k] = m
-			z0 = make([]uint8, h.Coords())
-			if _, err := m.codeInitial(bitDecoder{decs[k]}, nil, z0); err != nil {
+			if _, err := m.codeInitial(bitDecoder{decs[k]}, nil, l.next()); err != nil {
 				return nil, r.epErr(i, fmt.Errorf("%w: step 0: %w", ErrFormat, err))
 			}
+			m.start(l.next())
+		} else {
+			copy(l.next(), z0)
 		}
-		loops[k] = &loop{recon: [][]uint8{z0}}
-		if mixes[k] != nil {
-			mixes[k].start(loops[k].recon)
-		}
+		l.push(nil)
 		crcs[k] = crc
 		maxObs = max(maxObs, obs[k])
 	}
@@ -299,24 +321,22 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 			return nil, r.predictErr(p, loops, want, which, t, err)
 		}
 		m := 0
-		for k := range loops {
+		for k, l := range loops {
 			if !want[k] {
 				continue
 			}
 			pr := &preds[m]
 			m++
-			rec := make([]uint8, J)
+			prev, rec := l.row(t-1), l.next()
 			if mx := mixes[k]; mx != nil {
-				mx.history = loops[k].recon
-				if _, err := mx.codeState(bitDecoder{decs[k]}, pr, prec, &loops[k].actions[t-1], t, nil, rec, mixKeeper(h.Policy)); err != nil {
+				if _, err := mx.codeState(bitDecoder{decs[k]}, pr, prec, &l.actions[t-1], t, l.recon, nil, prev, rec, mixKeeper(h.Policy)); err != nil {
 					return nil, r.epErr(which[k], fmt.Errorf("%w: step %d: %w", ErrFormat, t, err))
 				}
-				loops[k].recon = append(loops[k].recon, rec)
+				l.push(nil)
 				continue
 			}
 			rp := reps[k]
 			if rp != nil {
-				prev := loops[k].recon[t-1]
 				for sl := range h.Slots {
 					same, err := rp.decode(decs[k], sl)
 					if err != nil {
@@ -342,7 +362,7 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 				}
 				rec[j] = uint8(s)
 			}
-			loops[k].recon = append(loops[k].recon, rec)
+			l.push(nil)
 		}
 	}
 	out := make([]*trajectory.Episode, n)
@@ -350,13 +370,16 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 		if err := decs[k].Finish(); err != nil {
 			return nil, r.epErr(which[k], fmt.Errorf("%w: %w", ErrFormat, err))
 		}
-		if l.codesCRC() != crcs[k] {
+		if l.crc != crcs[k] {
 			return nil, r.epErr(which[k], ErrDesync)
 		}
-		out[k] = &trajectory.Episode{ID: r.index[which[k]].ID, Codes: l.recon, Actions: l.actions}
-		if out[k].Actions == nil {
-			out[k].Actions = []trajectory.Action{}
+		ep := &trajectory.Episode{ID: r.index[which[k]].ID, Actions: l.actions}
+		if r.Compact {
+			ep.Compact = l.recon
+		} else {
+			ep.Codes = l.codes(nil)
 		}
+		out[k] = ep
 	}
 	return out, nil
 }

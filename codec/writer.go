@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/memowm/memowm/internal/atomicfile"
 	"github.com/memowm/memowm/model"
@@ -142,37 +143,54 @@ func (w *Writer) write(eps []*trajectory.Episode) ([]EpisodeStats, error) {
 		}
 		w.ids[ep.ID] = true
 	}
-	enc, err := encodeBatch(w.pred, w.hdr, w.hdr.Policy, eps, w.KeepRecon, SimOptions{Neighbours: w.nb})
+	// A long episode's coder stream waits in a file beside the output.
+	enc, err := encodeBatch(w.pred, w.hdr, w.hdr.Policy, eps, w.KeepRecon, SimOptions{Neighbours: w.nb}, streamBuf{dir: filepath.Dir(w.tmp.Name())})
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		for i := range enc {
+			enc[i].stream.Close()
+		}
+	}()
 	stats := make([]EpisodeStats, len(enc))
-	for i, e := range enc {
-		if _, err := w.bw.Write(e.section); err != nil {
+	for i := range enc {
+		e := &enc[i]
+		if err := e.writeTo(w.bw); err != nil {
 			return nil, fmt.Errorf("codec: %w", err)
 		}
 		stats[i] = e.stats
 		w.index = append(w.index, indexEntry{
-			ID: e.stats.ID, Offset: w.off, Length: uint64(len(e.section)), Observations: uint32(e.stats.Observations),
+			ID: e.stats.ID, Offset: w.off, Length: uint64(e.size()), Observations: uint32(e.stats.Observations),
 			Kept: e.stats.Kept, StateQ16: e.stateQ16, ActionQ16: e.actionQ16,
 		})
-		w.off += uint64(len(e.section))
+		w.off += uint64(e.size())
 	}
 	return stats, nil
 }
 
-// checkEpisode checks that ep holds codes of the file's geometry.
+// checkEpisode checks that ep holds codes (Codes or Compact) of the file's
+// geometry.
 func checkEpisode(ep *trajectory.Episode, h *Header) error {
-	if ep.Codes == nil || ep.States != nil {
+	if ep.Codes == nil && ep.Compact == nil || ep.States != nil {
 		return fmt.Errorf("codec: episode %d holds no codes (quantize states first)", ep.ID)
 	}
-	if len(ep.Codes) == 0 {
+	if ep.Codes != nil && ep.Compact != nil {
+		return fmt.Errorf("codec: episode %d holds both Codes and Compact codes", ep.ID)
+	}
+	n := ep.Len()
+	if n == 0 {
 		return fmt.Errorf("codec: episode %d has no observations", ep.ID)
 	}
-	if len(ep.Actions) != len(ep.Codes)-1 {
-		return fmt.Errorf("codec: episode %d has %d actions for %d observations", ep.ID, len(ep.Actions), len(ep.Codes))
+	if len(ep.Actions) != n-1 {
+		return fmt.Errorf("codec: episode %d has %d actions for %d observations", ep.ID, len(ep.Actions), n)
 	}
-	for t, z := range ep.Codes {
+	var buf []uint8
+	for t := range n {
+		z := ep.CodesAt(buf, t)
+		if ep.Compact != nil {
+			buf = z
+		}
 		if len(z) != h.Coords() {
 			return fmt.Errorf("codec: episode %d step %d has %d codes, want %d", ep.ID, t, len(z), h.Coords())
 		}

@@ -32,6 +32,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // it never holds in full (WithQuantize).
 func episodeSum(m Meta, ep *Episode) uint32 {
 	var s sumState
+	var buf []uint8
 	for t := 0; t < ep.Len(); t++ {
 		var fact []byte
 		if ep.Facts != nil && t < len(ep.Facts) {
@@ -44,7 +45,11 @@ func episodeSum(m Meta, ep *Episode) uint32 {
 		if m.Content == States {
 			s.row(ep.States[t], nil, fact, a)
 		} else {
-			s.row(nil, ep.Codes[t], fact, a)
+			z := ep.CodesAt(buf, t)
+			if ep.Compact != nil {
+				buf = z
+			}
+			s.row(nil, z, fact, a)
 		}
 	}
 	return s.final(m, ep.ID, ep.Len())

@@ -6,7 +6,8 @@ import (
 )
 
 // Episode is one recorded trajectory: T+1 observations and T actions.
-// Exactly one of States and Codes is set, as the file's Content says.
+// Exactly one of States, Codes and Compact is set, as the file's Content
+// says (Compact for codes).
 type Episode struct {
 	ID int64
 	// States[t] is o_t as Slots*Dim float32 values, slot-major
@@ -14,6 +15,10 @@ type Episode struct {
 	States [][]float32
 	// Codes[t] is the OPQ code vector of o_t, Shape.Codes values.
 	Codes [][]uint8
+	// Compact holds the code vectors instead of Codes, in a fraction of its
+	// memory for a long episode: a Reader after SetCompact returns episodes
+	// this way, and Writer takes them (see CodesAt).
+	Compact *CodeRows
 	// Actions[t] is u_t, the action from o_t to o_{t+1}.
 	Actions []Action
 	// Facts[t], when Facts is not nil, is the ground truth of o_t as JSON
@@ -23,10 +28,24 @@ type Episode struct {
 
 // Len is the number of observations, T+1.
 func (e *Episode) Len() int {
-	if e.States != nil {
+	switch {
+	case e.States != nil:
 		return len(e.States)
+	case e.Compact != nil:
+		return e.Compact.Len()
 	}
 	return len(e.Codes)
+}
+
+// CodesAt returns the code vector of o_t: Codes[t] (dst untouched), or for
+// a Compact episode the codes written into dst (grown to their width when
+// shorter). The result is read only: keep it as the next dst only for a
+// Compact episode.
+func (e *Episode) CodesAt(dst []uint8, t int) []uint8 {
+	if e.Compact != nil {
+		return e.Compact.RowTo(dst, t)
+	}
+	return e.Codes[t]
 }
 
 // ValidationError says what is wrong with a trajectory and where.
@@ -53,12 +72,18 @@ func invalid(ep int64, step int, format string, args ...any) error {
 func (e *Episode) Validate(m Meta) error {
 	switch m.Content {
 	case States:
-		if e.Codes != nil {
+		if e.Codes != nil || e.Compact != nil {
 			return invalid(e.ID, -1, "has codes, but the file holds states")
 		}
 	case Codes:
 		if e.States != nil {
 			return invalid(e.ID, -1, "has states, but the file holds codes")
+		}
+		if e.Codes != nil && e.Compact != nil {
+			return invalid(e.ID, -1, "has both Codes and Compact codes")
+		}
+		if e.Compact != nil && e.Compact.Width() != m.Shape.Codes {
+			return invalid(e.ID, -1, "compact code vectors have width %d, want %d", e.Compact.Width(), m.Shape.Codes)
 		}
 	}
 	n := e.Len()
@@ -71,7 +96,7 @@ func (e *Episode) Validate(m Meta) error {
 	if e.Facts != nil && len(e.Facts) != n {
 		return invalid(e.ID, -1, "has %d facts for %d observations", len(e.Facts), n)
 	}
-	for t := 0; t < n; t++ {
+	for t := 0; t < n && e.Compact == nil; t++ {
 		if err := e.validateObs(m, t); err != nil {
 			return err
 		}

@@ -24,8 +24,11 @@ type Reader struct {
 	sums []uint32 // episode checksums, in file order; nil when the file has none
 	nEp  int      // episodes returned so far
 
-	quant func(dst []uint8, state []float32) error // WithQuantize; nil: keep states
-	codes int                                      // codes per state for quant
+	quant   func(dst []uint8, state []float32) error // WithQuantize; nil: keep states
+	codes   int                                      // codes per state for quant
+	compact bool                                     // SetCompact
+	noFacts bool                                     // SetFacts(false)
+	zbuf    []uint8                                  // one row's codes, for quant into Compact
 
 	rec     arrow.RecordBatch // current batch, owned by src
 	row     int               // next row of rec
@@ -149,6 +152,16 @@ func (r *Reader) Format() Format { return r.format }
 // unchecked.
 func (r *Reader) Checksummed() bool { return r.sums != nil }
 
+// SetCompact makes the episodes that Next returns from now on hold their
+// codes as Compact instead of Codes (on a codes file, or a states file
+// with WithQuantize): a long episode then takes a fraction of the memory
+// (CodeRows). Episodes of states are not changed.
+func (r *Reader) SetCompact(on bool) { r.compact = on }
+
+// SetFacts says whether the episodes that Next returns from now on carry
+// their facts (the default); without, they are checked and not held.
+func (r *Reader) SetFacts(on bool) { r.noFacts = !on }
+
 // Close releases the file.
 func (r *Reader) Close() error {
 	err := r.src.close()
@@ -183,6 +196,7 @@ func (r *Reader) Next() (ep *Episode, err error) {
 		if r.rec == nil || r.row >= int(r.rec.NumRows()) {
 			rec, err := r.src.next()
 			if err == io.EOF {
+				r.rec = nil // released by the source
 				return r.finish()
 			}
 			if err != nil {
@@ -329,19 +343,40 @@ func (r *Reader) addRow() (*Episode, error) {
 
 	// The row is valid: checksum it and keep it.
 	r.curSum.row(state, codes, fact, a)
+	if step == 0 && r.compact && (codes != nil || r.quant != nil) {
+		width := r.codes
+		if codes != nil {
+			width = len(codes)
+		}
+		ep.Compact = NewCodeRows(width, r.meta.Shape.Slots)
+	}
 	switch {
+	case codes != nil && ep.Compact != nil:
+		ep.Compact.Append(codes)
 	case codes != nil:
 		ep.Codes = append(ep.Codes, append([]uint8(nil), codes...))
 	case r.quant != nil:
-		z := make([]uint8, r.codes)
+		var z []uint8
+		if ep.Compact != nil {
+			if cap(r.zbuf) < r.codes {
+				r.zbuf = make([]uint8, r.codes)
+			}
+			z = r.zbuf[:r.codes]
+		} else {
+			z = make([]uint8, r.codes)
+		}
 		if err := r.quant(z, state); err != nil {
 			return nil, fmt.Errorf("trajectory: %s: episode %d step %d: %w", r.name, id, step, err)
 		}
-		ep.Codes = append(ep.Codes, z)
+		if ep.Compact != nil {
+			ep.Compact.Append(z)
+		} else {
+			ep.Codes = append(ep.Codes, z)
+		}
 	default:
 		ep.States = append(ep.States, append([]float32(nil), state...))
 	}
-	if fact != nil {
+	if fact != nil && !r.noFacts {
 		for len(ep.Facts) < step {
 			ep.Facts = append(ep.Facts, nil)
 		}

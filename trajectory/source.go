@@ -22,6 +22,7 @@ type arrowSource struct {
 	n   int // data batches: the checksum batch, when there is one, is not data
 	i   int
 	max int64
+	cur arrow.RecordBatch // the batch next returned last, released by the next call (at the end too)
 }
 
 func openArrow(ra io.ReaderAt, size int64, alloc *cappedAllocator) (*arrowSource, []uint32, error) {
@@ -79,6 +80,7 @@ func (s *arrowSource) trailer() ([]uint32, error) {
 }
 
 func (s *arrowSource) next() (arrow.RecordBatch, error) {
+	s.release()
 	if s.i >= s.n {
 		return nil, io.EOF
 	}
@@ -87,11 +89,25 @@ func (s *arrowSource) next() (arrow.RecordBatch, error) {
 	if err := checkArrowMessage(s.ra, s.lay.batches[i], msgRecordBatch, s.max); err != nil {
 		return nil, fmt.Errorf("record batch %d: %w", i, err)
 	}
-	return s.r.RecordBatch(i)
+	rec, err := s.r.RecordBatchAt(i)
+	s.cur = rec
+	return rec, err
+}
+
+// release lets the last batch go, so that the end of the file holds none.
+func (s *arrowSource) release() {
+	if s.cur != nil {
+		s.cur.Release()
+		s.cur = nil
+	}
 }
 
 func (s *arrowSource) schema() *arrow.Schema { return s.r.Schema() }
-func (s *arrowSource) close() error          { return s.r.Close() }
+
+func (s *arrowSource) close() error {
+	s.release()
+	return s.r.Close()
+}
 
 // parquetSource reads a Parquet file through pqarrow, after checking the
 // Arrow schema stored in its metadata (checkSchemaStream).

@@ -32,6 +32,7 @@ type Writer struct {
 	hasQ bool
 	deq  func(dst []float32, codes []uint8) error // SetStatesFrom
 	buf  []float32                                // one state, for deq
+	cbuf []uint8                                  // one row of a Compact episode
 }
 
 // rowFn gives observation t of the episode being written: its state (a
@@ -84,8 +85,8 @@ func (w *Writer) Write(ep *Episode) error {
 	// An episode of codes goes into a states file through SetStatesFrom,
 	// one state at a time.
 	var fill func(t int, dst []float32) error
-	if w.deq != nil && w.meta.Content == States && ep.States == nil && ep.Codes != nil {
-		fill = func(t int, dst []float32) error { return w.deq(dst, ep.Codes[t]) }
+	if w.deq != nil && w.meta.Content == States && ep.States == nil && (ep.Codes != nil || ep.Compact != nil) {
+		fill = func(t int, dst []float32) error { return w.deq(dst, w.codesAt(ep, t)) }
 	}
 	return w.write(ep, fill)
 }
@@ -98,7 +99,7 @@ func (w *Writer) WriteRows(ep *Episode, n int, state func(t int, dst []float32) 
 	if w.done {
 		return fmt.Errorf("trajectory: write to a closed writer")
 	}
-	if w.meta.Content != States || ep.States != nil || ep.Codes != nil || n < 1 || state == nil {
+	if w.meta.Content != States || ep.States != nil || ep.Codes != nil || ep.Compact != nil || n < 1 || state == nil {
 		w.Abort()
 		return fmt.Errorf("trajectory: WriteRows takes an episode without observations, their count and a state function, for a states file")
 	}
@@ -136,7 +137,7 @@ func (w *Writer) write(ep *Episode, fill func(t int, dst []float32) error) error
 		var codes []uint8
 		switch {
 		case w.meta.Content == Codes:
-			codes = ep.Codes[t]
+			codes = w.codesAt(ep, t)
 		case lazy:
 			if n := w.meta.Shape.StateLen(); cap(w.buf) < n {
 				w.buf = make([]float32, n)
@@ -171,6 +172,15 @@ func (w *Writer) write(ep *Episode, fill func(t int, dst []float32) error) error
 	w.sums = append(w.sums, sum.final(w.meta, ep.ID, ep.Len()))
 	w.rows += int64(ep.Len())
 	return nil
+}
+
+// codesAt is ep's codes of o_t, a Compact row in w's buffer.
+func (w *Writer) codesAt(ep *Episode, t int) []uint8 {
+	if ep.Compact == nil {
+		return ep.Codes[t]
+	}
+	w.cbuf = ep.Compact.RowTo(w.cbuf, t)
+	return w.cbuf
 }
 
 // SetStatesFrom lets a states file take episodes of codes: deq turns each

@@ -197,13 +197,16 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	case !math.IsNaN(*lambda):
 		policy = b.Policy.WithLambda(calib.Q32(*lambda))
 	}
-	// States are quantized as they are read: memory holds codes, not
-	// states, whatever the episodes' lengths.
+	// States are quantized as they are read, and an episode is held as
+	// compact codes (trajectory.CodeRows): memory holds neither states nor
+	// a code vector per observation, whatever the episodes' lengths.
 	r, err := openCodes(b, *in)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	r.SetCompact(true)
+	r.SetFacts(false) // a memory file stores codes and actions, not facts
 	mix := *prior == "mix" || *prior == "auto" && (policy.Lossless() || policy.CalibratedOnMix()) && !*slotRepeat
 	if riskLossy := policy.Kind == model.Risk && !policy.Lossless(); riskLossy && mix != policy.CalibratedOnMix() {
 		if mix {
@@ -434,6 +437,7 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 	if err := r.CheckBundle(b); err != nil {
 		return err
 	}
+	r.Compact = true // episodes come back as compact codes
 	var which []int
 	if flagSet(fs, "episode") {
 		i := r.Find(*episode)
@@ -460,7 +464,7 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 	}
 	defer w.Abort()
 	// States are made from the decoded codes row by row as they are
-	// written: an episode is held as codes, never as states.
+	// written: an episode is held as compact codes, never as states.
 	dec := b.OPQ.NewEncoder()
 	w.SetStatesFrom(dec.DecodeBatch)
 	start := time.Now()
