@@ -203,6 +203,12 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 // > 0 changes the run's length (and so its learning-rate schedule from here
 // on); threads > 0 sets the goroutines.
 func (ck *Checkpoint) Resume(seqs []Sequence, steps, threads int) (*Trainer, error) {
+	return ck.ResumeOn(Seqs(seqs), steps, threads)
+}
+
+// ResumeOn is Resume on any corpus: the same data in memory or in a file
+// have the same fingerprint.
+func (ck *Checkpoint) ResumeOn(data Corpus, steps, threads int) (*Trainer, error) {
 	tc := ck.Train
 	if steps > 0 {
 		if steps < ck.Step {
@@ -211,7 +217,7 @@ func (ck *Checkpoint) Resume(seqs []Sequence, steps, threads int) (*Trainer, err
 		tc.Steps = steps
 	}
 	tc.Threads = threads
-	t, err := NewTrainer(ck.Model, seqs, tc)
+	t, err := NewTrainerOn(ck.Model, data, tc)
 	if err != nil {
 		return nil, err
 	}

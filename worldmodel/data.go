@@ -144,28 +144,32 @@ func (o *order) at(pos int) int {
 // training starts from them instead of from uniform. It returns the copy
 // rate. The error wraps ErrHistory or ErrCode.
 func InitOutputPriors(m *Model, seqs []Sequence) (float64, error) {
+	return InitOutputPriorsOn(m, Seqs(seqs))
+}
+
+// InitOutputPriorsOn is InitOutputPriors on any corpus, read through once.
+func InitOutputPriorsOn(m *Model, data Corpus) (float64, error) {
 	c := &m.cfg
-	if err := c.checkSequences(seqs); err != nil {
-		return 0, err
-	}
 	J, C := c.Coords(), c.Codewords
 	counts := make([]float64, J*C)
 	var same, total float64
-	for i := range seqs {
-		for t, z := range seqs[i].Codes {
-			for j, v := range z {
-				counts[j*C+int(v)]++
-			}
-			if t > 0 {
-				prev := seqs[i].Codes[t-1]
-				for j, v := range z {
-					if prev[j] == v {
-						same++
-					}
-				}
-				total += float64(J)
-			}
+	prev := make([]uint8, J)
+	_, _, err := c.scanCorpus(data, func(_, t int, z []uint8) {
+		for j, v := range z {
+			counts[j*C+int(v)]++
 		}
+		if t > 0 {
+			for j, v := range z {
+				if prev[j] == v {
+					same++
+				}
+			}
+			total += float64(J)
+		}
+		copy(prev, z)
+	})
+	if err != nil {
+		return 0, err
 	}
 	p := m.p
 	for j := 0; j < J; j++ {

@@ -43,8 +43,10 @@
 //
 // # Training
 //
-// Trainer (train.go) trains a model in place on Sequences of true codes:
-// every transition is one example, its window of at most 16 states and
+// Trainer (train.go) trains a model in place on Sequences of true codes,
+// read through a Corpus (corpus.go) a window at a time: Seqs in memory, or
+// package corpus's file, which gives the same weights bit for bit in
+// bounded memory. Every transition is one example, its window of at most 16 states and
 // actions predicting the next state. The loss (loss.go) is the next state's
 // code length in bits with the copy gate, plus the slot-validity BCE. The
 // training forward (tape.go) is forward.go's, with the same layer functions,

@@ -26,7 +26,7 @@ func TestEarlyStop(t *testing.T) {
 	}
 	var last Progress
 	evals := map[int]float64{}
-	err = tr.Run(context.Background(), RunConfig{Eval: held, EvalEvery: 3, Patience: 2, MinDelta: 0.9, Progress: func(p Progress) {
+	err = tr.Run(context.Background(), RunConfig{Eval: Seqs(held), EvalEvery: 3, Patience: 2, MinDelta: 0.9, Progress: func(p Progress) {
 		last = p
 		if p.Eval != nil {
 			evals[p.Step] = p.Eval.BitsPerTransition
@@ -101,7 +101,7 @@ func TestEarlyStop(t *testing.T) {
 	m2, _ := New(cfg, 1)
 	tr2, _ := NewTrainer(m2, seqs, TrainConfig{Steps: 12, Batch: 2, Seed: 3, LR: 1e-3})
 	var bests []float64
-	if err := tr2.Run(context.Background(), RunConfig{Eval: seqs, EvalEvery: 4, Patience: 5, Progress: func(p Progress) {
+	if err := tr2.Run(context.Background(), RunConfig{Eval: Seqs(seqs), EvalEvery: 4, Patience: 5, Progress: func(p Progress) {
 		if p.Eval != nil {
 			bests = append(bests, p.Eval.BitsPerTransition)
 		}
@@ -121,7 +121,7 @@ func TestEarlyStop(t *testing.T) {
 	}
 
 	// Misconfigurations.
-	for _, rc := range []RunConfig{{Patience: 2}, {Patience: 2, Eval: held}, {Patience: -1}, {Eval: held, EvalEvery: 1, MinDelta: 1}} {
+	for _, rc := range []RunConfig{{Patience: 2}, {Patience: 2, Eval: Seqs(held)}, {Patience: -1}, {Eval: Seqs(held), EvalEvery: 1, MinDelta: 1}} {
 		m3, _ := New(cfg, 1)
 		tr3, _ := NewTrainer(m3, seqs, tc)
 		if err := tr3.Run(context.Background(), rc); !errors.Is(err, ErrConfig) {

@@ -119,7 +119,7 @@ func (tc *TrainConfig) validate(c *Config) error {
 type Trainer struct {
 	m     *Model
 	tc    TrainConfig
-	seqs  []Sequence
+	data  Corpus
 	ex    []example
 	fp    uint32
 	ord   order
@@ -132,6 +132,8 @@ type Trainer struct {
 	hs  []History
 	ts  []Step
 	buf []History
+	wb  []windowBuf // the batch's windows, from a corpus not in memory
+	err error       // the first failed read (Err)
 	es  earlyStop
 }
 
@@ -157,19 +159,29 @@ type EvalStats struct {
 // NewTrainer returns a trainer that trains m (in place) on seqs. The error
 // wraps ErrConfig, ErrHistory, ErrCode or ErrAction.
 func NewTrainer(m *Model, seqs []Sequence, tc TrainConfig) (*Trainer, error) {
+	return NewTrainerOn(m, Seqs(seqs), tc)
+}
+
+// NewTrainerOn returns a trainer that trains m (in place) on data, read a
+// window at a time: the same data in memory or in a file give the same
+// weights bit for bit. It reads data through once first, to check every
+// code and action and take its fingerprint; it then holds 8 bytes per
+// transition (the order of examples), besides what data holds. The error
+// wraps ErrConfig, ErrHistory, ErrCode or ErrAction, or is data's.
+func NewTrainerOn(m *Model, data Corpus, tc TrainConfig) (*Trainer, error) {
 	c := &m.cfg
 	tc.setDefaults(c)
 	if err := tc.validate(c); err != nil {
 		return nil, err
 	}
-	if err := c.checkSequences(seqs); err != nil {
+	fp, ex, err := c.scanCorpus(data, nil)
+	if err != nil {
 		return nil, err
 	}
-	ex := examplesOf(seqs)
 	if len(ex) == 0 {
 		return nil, fmt.Errorf("%w: no transitions to train on", ErrHistory)
 	}
-	t := &Trainer{m: m, tc: tc, seqs: seqs, ex: ex, fp: fingerprint(seqs)}
+	t := &Trainer{m: m, tc: tc, data: data, ex: ex, fp: fp}
 	t.ord = order{seed: tc.Seed, n: len(ex), epoch: -1}
 	t.tape = newTape(m, tc.Threads)
 	t.grad = newParams(c)
@@ -211,25 +223,42 @@ func (t *Trainer) StepsDone() int { return t.step }
 func (t *Trainer) Examples() int { return len(t.ex) }
 
 // batch fills t.hs and t.ts with step s's examples (0-based).
-func (t *Trainer) batch(s int) {
+func (t *Trainer) batch(s int) error {
 	B := t.tc.Batch
 	if len(t.buf) < B {
 		t.buf = make([]History, B)
+		t.wb = make([]windowBuf, B)
 	}
 	t.hs, t.ts = t.hs[:0], t.ts[:0]
+	J := t.m.cfg.Coords()
 	for i := 0; i < B; i++ {
 		e := t.ex[t.ord.at(s*B+i)]
-		h, target := window(t.buf[i], t.seqs, e, t.tc.Window, t.tc.NoActions)
+		h, target, err := readWindow(t.buf[i], &t.wb[i], t.data, J, e, t.tc.Window, t.tc.NoActions)
+		if err != nil {
+			return err
+		}
 		t.buf[i] = h
 		t.hs, t.ts = append(t.hs, h), append(t.ts, target)
 	}
+	return nil
 }
 
-// Step runs one optimizer step.
+// Err returns the first error reading the training data (a corpus in a
+// file), after which Step does nothing; Run returns it.
+func (t *Trainer) Err() error { return t.err }
+
+// Step runs one optimizer step. When the training data cannot be read it
+// changes nothing and returns zero stats; Err says why.
 func (t *Trainer) Step() StepStats {
 	c := &t.m.cfg
 	s := t.step
-	t.batch(s)
+	if t.err != nil {
+		return StepStats{}
+	}
+	if err := t.batch(s); err != nil {
+		t.err = fmt.Errorf("worldmodel: step %d: reading the training data: %w", s+1, err)
+		return StepStats{}
+	}
 	tp := t.tape
 	tp.forward(t.hs, true, t.tc.Seed^uint64(s+1)*0x9e3779b97f4a7c15)
 	ls := tp.lossGrad(t.ts, true, t.tc.NoCopy)
@@ -255,7 +284,12 @@ func (t *Trainer) Step() StepStats {
 // (dropout off, windows as in training). The error wraps ErrHistory, ErrCode
 // or ErrAction.
 func (t *Trainer) Evaluate(seqs []Sequence) (EvalStats, error) {
-	return evaluate(t.m, seqs, t.tc.Window, t.tc.NoActions, t.tc.NoCopy, t.tc.Threads)
+	return t.EvaluateOn(Seqs(seqs))
+}
+
+// EvaluateOn is Evaluate on any corpus.
+func (t *Trainer) EvaluateOn(data Corpus) (EvalStats, error) {
+	return evaluate(t.m, data, t.tc.Window, t.tc.NoActions, t.tc.NoCopy, t.tc.Threads)
 }
 
 // Evaluate returns m's held-out figures on seqs with windows of at most win
@@ -268,18 +302,20 @@ func Evaluate(m *Model, seqs []Sequence, win int) (EvalStats, error) {
 	if win < 1 || win > m.cfg.MaxHistory {
 		return EvalStats{}, fmt.Errorf("%w: window %d", ErrConfig, win)
 	}
-	return evaluate(m, seqs, win, false, false, runtime.GOMAXPROCS(0))
+	return evaluate(m, Seqs(seqs), win, false, false, runtime.GOMAXPROCS(0))
 }
 
-func evaluate(m *Model, seqs []Sequence, win int, noActions, noCopy bool, threads int) (EvalStats, error) {
+func evaluate(m *Model, data Corpus, win int, noActions, noCopy bool, threads int) (EvalStats, error) {
 	c := &m.cfg
-	if err := c.checkSequences(seqs); err != nil {
+	_, ex, err := c.scanCorpus(data, nil)
+	if err != nil {
 		return EvalStats{}, err
 	}
-	ex := examplesOf(seqs)
 	tp := newTape(m, threads)
 	const B = 16
 	bufs := make([]History, B)
+	wbs := make([]windowBuf, B)
+	J := c.Coords()
 	var st EvalStats
 	var code, valid float64
 	for lo := 0; lo < len(ex); lo += B {
@@ -287,7 +323,10 @@ func evaluate(m *Model, seqs []Sequence, win int, noActions, noCopy bool, thread
 		hs := make([]History, 0, B)
 		ts := make([]Step, 0, B)
 		for i := lo; i < hi; i++ {
-			h, target := window(bufs[i-lo], seqs, ex[i], win, noActions)
+			h, target, err := readWindow(bufs[i-lo], &wbs[i-lo], data, J, ex[i], win, noActions)
+			if err != nil {
+				return EvalStats{}, err
+			}
 			bufs[i-lo] = h
 			hs, ts = append(hs, h), append(ts, target)
 		}
@@ -326,7 +365,7 @@ type Progress struct {
 
 // RunConfig configures Run.
 type RunConfig struct {
-	Eval            []Sequence     // held-out sequences (optional)
+	Eval            Corpus         // held-out sequences (optional; Seqs for sequences in memory)
 	EvalEvery       int            // evaluate every this many steps and at the end (0: only at the end)
 	Checkpoint      string         // checkpoint path (optional)
 	CheckpointEvery int            // write a checkpoint every this many steps and at the end (0: only at the end)
@@ -389,9 +428,13 @@ func (t *Trainer) restoreBest() {
 // cancellation it writes the checkpoint (when configured) and returns an
 // error wrapping ctx.Err(); the weights are those of the last finished step.
 func (t *Trainer) Run(ctx context.Context, rc RunConfig) error {
-	if rc.Patience < 0 || (rc.Patience > 0 && (len(rc.Eval) == 0 || rc.EvalEvery < 1)) || !(rc.MinDelta >= 0 && rc.MinDelta < 1) {
+	nEval := 0
+	if rc.Eval != nil {
+		nEval = rc.Eval.Sequences()
+	}
+	if rc.Patience < 0 || (rc.Patience > 0 && (nEval == 0 || rc.EvalEvery < 1)) || !(rc.MinDelta >= 0 && rc.MinDelta < 1) {
 		return fmt.Errorf("%w: early stopping with patience %d needs held-out sequences evaluated every N >= 1 steps and 0 <= min delta < 1 (have %d sequences, every %d, min delta %g)",
-			ErrConfig, rc.Patience, len(rc.Eval), rc.EvalEvery, rc.MinDelta)
+			ErrConfig, rc.Patience, nEval, rc.EvalEvery, rc.MinDelta)
 	}
 	t.es = earlyStop{}
 	start := time.Now()
@@ -409,6 +452,9 @@ func (t *Trainer) Run(ctx context.Context, rc RunConfig) error {
 		}
 		t0 := time.Now()
 		st := t.Step()
+		if t.err != nil {
+			return t.err
+		}
 		train += time.Since(t0)
 		tokens += int64(st.Tokens)
 		flops += st.FLOPs
@@ -422,8 +468,8 @@ func (t *Trainer) Run(ctx context.Context, rc RunConfig) error {
 			p.ETA = time.Duration(float64(t.tc.Steps-t.step) * el.Seconds() / float64(done) * float64(time.Second))
 		}
 		end := t.step == t.tc.Steps
-		if len(rc.Eval) > 0 && (end || (rc.EvalEvery > 0 && t.step%rc.EvalEvery == 0)) {
-			ev, err := t.Evaluate(rc.Eval)
+		if nEval > 0 && (end || (rc.EvalEvery > 0 && t.step%rc.EvalEvery == 0)) {
+			ev, err := t.EvaluateOn(rc.Eval)
 			if err != nil {
 				return err
 			}

@@ -209,7 +209,7 @@ func TestRunCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	path := filepath.Join(t.TempDir(), "x.ckpt")
 	var evals int
-	err = tr.Run(ctx, RunConfig{Eval: seqs, EvalEvery: 2, Checkpoint: path, Progress: func(p Progress) {
+	err = tr.Run(ctx, RunConfig{Eval: Seqs(seqs), EvalEvery: 2, Checkpoint: path, Progress: func(p Progress) {
 		if p.Eval != nil {
 			evals++
 		}

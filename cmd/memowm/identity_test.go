@@ -60,3 +60,38 @@ func TestCodesNameTheirQuantizer(t *testing.T) {
 		}
 	}
 }
+
+// TestFitRefusesOtherCodes: fit --stage wm trains on codes only through the
+// quantizer that made them (training data and held-out data alike), and
+// leaves no corpus file beside the bundle whether it succeeds or fails.
+func TestFitRefusesOtherCodes(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	for _, s := range [][]string{
+		{"sim", "--episodes", "6", "--steps", "10", "--dim", "32", "--out", p("t.arrow"), "--quiet"},
+		{"fit", "opq", "--in", p("t.arrow"), "--out", p("a.opq"), "--codewords", "16", "--seed", "1", "--quiet"},
+		{"fit", "opq", "--in", p("t.arrow"), "--out", p("b.opq"), "--codewords", "16", "--seed", "2", "--quiet"},
+		{"quantize", "--opq", p("a.opq"), "--in", p("t.arrow"), "--out", p("c.arrow"), "--quiet"},
+	} {
+		if code, out, errs := memowm(t, s...); code != 0 {
+			t.Fatalf("%v: %d\n%s%s", s, code, out, errs)
+		}
+	}
+	fit := func(opqFile, in, eval string) (int, string) {
+		code, _, errs := memowm(t, "fit", "--stage", "wm", "--opq", p(opqFile), "--in", p(in), "--eval", p(eval),
+			"--preset", "tiny", "--steps", "2", "--batch", "2", "--out", p("w.mwb"), "--quiet")
+		return code, errs
+	}
+	if code, errs := fit("a.opq", "c.arrow", "t.arrow"); code != 0 {
+		t.Fatalf("codes through their own quantizer, states held out: %d %s", code, errs)
+	}
+	for _, c := range [][3]string{{"b.opq", "c.arrow", "t.arrow"}, {"b.opq", "t.arrow", "c.arrow"}} {
+		if code, errs := fit(c[0], c[1], c[2]); code == 0 || !strings.Contains(errs, "holds codes of quantizer") {
+			t.Fatalf("%v: %d %s", c, code, errs)
+		}
+	}
+	left, _ := filepath.Glob(p(".memowm-corpus-*"))
+	if len(left) != 0 {
+		t.Errorf("fit left %v", left)
+	}
+}

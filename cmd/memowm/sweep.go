@@ -15,6 +15,7 @@ import (
 	"github.com/memowm/memowm/codec"
 	"github.com/memowm/memowm/internal/atomicfile"
 	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/opq"
 	"github.com/memowm/memowm/trajectory"
 )
 
@@ -230,7 +231,13 @@ func readCodesFrom(b *model.Bundle, path string) ([]*trajectory.Episode, error) 
 // a codes file must have b's width and, when it names its quantizer, be
 // b's quantizer's codes.
 func openCodes(b *model.Bundle, path string) (*trajectory.Reader, error) {
-	q := b.OPQ
+	return openCodesWith(b.OPQ, "the bundle's quantizer", path)
+}
+
+// openCodesWith opens a trajectory file whose episodes come as codes of q:
+// states quantized through q as each row is read, or codes made by q (by
+// its digest, where the file records one). whose names q in errors.
+func openCodesWith(q *opq.Quantizer, whose, path string) (*trajectory.Reader, error) {
 	enc := q.NewEncoder()
 	r, err := trajectory.Open(path, append(trajOpts(), trajectory.WithQuantize(q.Shape().Codes, enc.EncodeBatch))...)
 	if err != nil {
@@ -239,11 +246,11 @@ func openCodes(b *model.Bundle, path string) (*trajectory.Reader, error) {
 	m := r.Meta()
 	switch {
 	case m.Content == trajectory.States && m.Shape != q.Shape():
-		err = fmt.Errorf("%s holds %v states, but the bundle's quantizer takes %v", path, m.Shape, q.Shape())
+		err = fmt.Errorf("%s holds %v states, but %s takes %v", path, m.Shape, whose, q.Shape())
 	case m.Content == trajectory.Codes && m.Shape.Codes != q.Shape().Codes:
-		err = fmt.Errorf("%s holds %d codes per observation, but the bundle's quantizer makes %d", path, m.Shape.Codes, q.Shape().Codes)
+		err = fmt.Errorf("%s holds %d codes per observation, but %s makes %d", path, m.Shape.Codes, whose, q.Shape().Codes)
 	case m.Content == trajectory.Codes && m.Quantizer != "" && m.Quantizer != q.Digest():
-		err = fmt.Errorf("%s holds codes of quantizer %.12s, but the bundle's quantizer is %.12s: codes mean nothing through other codebooks (quantize the states with the bundle's quantizer)", path, m.Quantizer, q.Digest())
+		err = fmt.Errorf("%s holds codes of quantizer %.12s, but %s is %.12s: codes mean nothing through other codebooks (quantize the states with %s)", path, m.Quantizer, whose, q.Digest(), whose)
 	}
 	if err != nil {
 		r.Close()

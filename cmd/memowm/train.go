@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/memowm/memowm/corpus"
 	"github.com/memowm/memowm/entropy"
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/opq"
-	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
 )
 
@@ -121,18 +123,21 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		printOPQWarnings(stderr, "fit wm", q)
 	}
 	t0 := time.Now()
-	train, err := readSequences(*in, q)
+	// The training data go to a file next to the bundle and are read a
+	// window at a time: memory does not grow with the corpus.
+	train, err := readCorpus(*in, q, filepath.Dir(*out), logf)
 	if err != nil {
 		return err
 	}
+	defer train.Close()
 	var held []worldmodel.Sequence
 	if *evalPath != "" {
 		if held, err = readSequences(*evalPath, q); err != nil {
 			return err
 		}
 	}
-	logf("fit wm: %d training sequences (%d transitions)%s, read in %.1f s\n", len(train), transitions(train),
-		heldNote(held), time.Since(t0).Seconds())
+	logf("fit wm: %d training sequences (%d transitions, %s on disk)%s, read in %.1f s\n", train.Sequences(), train.Transitions(),
+		humanBytes(train.Size()), heldNote(held), time.Since(t0).Seconds())
 
 	if *ckpt == "" {
 		*ckpt = *out + ".ckpt"
@@ -149,7 +154,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		if stepsSet {
 			n = *steps
 		}
-		if tr, err = ck.Resume(train, n, *threads); err != nil {
+		if tr, err = ck.ResumeOn(train, n, *threads); err != nil {
 			return err
 		}
 		logf("fit wm: resumed %s at step %d of %d\n", *resume, ck.Step, tr.Config().Steps)
@@ -167,7 +172,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			if *priors {
-				rate, err := worldmodel.InitOutputPriors(start, train)
+				rate, err := worldmodel.InitOutputPriorsOn(start, train)
 				if err != nil {
 					return err
 				}
@@ -183,7 +188,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		if *clip == 0 {
 			tc.Clip = -1
 		}
-		if tr, err = worldmodel.NewTrainer(start, train, tc); err != nil {
+		if tr, err = worldmodel.NewTrainerOn(start, train, tc); err != nil {
 			return err
 		}
 	}
@@ -223,7 +228,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	runErr := tr.Run(ctx, worldmodel.RunConfig{
-		Eval: sub, EvalEvery: *evalEvery, Checkpoint: *ckpt, CheckpointEvery: *ckptEvery, Patience: *patience, MinDelta: *minDelta,
+		Eval: worldmodel.Seqs(sub), EvalEvery: *evalEvery, Checkpoint: *ckpt, CheckpointEvery: *ckptEvery, Patience: *patience, MinDelta: *minDelta,
 		Progress: func(p worldmodel.Progress) {
 			last = p
 			if smooth == 0 {
@@ -338,19 +343,15 @@ func transitions(seqs []worldmodel.Sequence) int {
 	return n
 }
 
-// readSequences reads a trajectory file as code sequences: states are
-// quantized through q, codes must have q's geometry.
+// readSequences reads a trajectory file into memory as code sequences:
+// states are quantized through q as each row is read, codes must be q's.
 func readSequences(path string, q *opq.Quantizer) ([]worldmodel.Sequence, error) {
-	r, err := trajectory.Open(path, trajOpts()...)
+	r, err := openCodesWith(q, "the quantizer", path)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	meta := r.Meta()
-	if meta.Shape.Codes != q.Shape().Codes || (meta.Content == trajectory.States && meta.Shape != q.Shape()) {
-		return nil, fmt.Errorf("%s holds %s of %v, but the quantizer has %v", path, meta.Content, meta.Shape, q.Shape())
-	}
-	enc := q.NewEncoder()
+	r.SetFacts(false)
 	var seqs []worldmodel.Sequence
 	for {
 		ep, err := r.Next()
@@ -360,13 +361,33 @@ func readSequences(path string, q *opq.Quantizer) ([]worldmodel.Sequence, error)
 		if err != nil {
 			return nil, err
 		}
-		if meta.Content == trajectory.States {
-			if ep, err = quantizeEpisode(enc, q, ep); err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-		}
 		seqs = append(seqs, worldmodel.Sequence{Codes: ep.Codes, Actions: ep.Actions})
 	}
+}
+
+// readCorpus copies a trajectory file's episodes, as codes of q, into a
+// corpus file in dir (unnamed: nothing is left behind), one episode at a
+// time, held compactly: states are quantized as each row is read. It
+// reports progress every few seconds.
+func readCorpus(path string, q *opq.Quantizer, dir string, logf func(string, ...any)) (*corpus.File, error) {
+	r, err := openCodesWith(q, "the quantizer", path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	r.SetCompact(true)
+	r.SetFacts(false)
+	start, last := time.Now(), time.Now()
+	f, err := corpus.Build(dir, q.Shape().Codes, r.Next, func(seqs, states int) {
+		if time.Since(last) >= 5*time.Second {
+			last = time.Now()
+			logf("fit wm: reading %s: %d sequences, %d states (%.0f states/s)\n", path, seqs, states, float64(states)/time.Since(start).Seconds())
+		}
+	})
+	if err != nil && strings.HasPrefix(err.Error(), "corpus: ") {
+		return nil, fmt.Errorf("%s: %w", path, err) // the reader's errors name the file
+	}
+	return f, err
 }
 
 // order1Bits is the ideal code length per transition of the adaptive order-1
