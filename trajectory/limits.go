@@ -28,12 +28,14 @@ type readOptions struct {
 }
 
 // WithQuantize makes a Reader of a states file turn every state into codes
-// as it reads the state's row (q writes codes values into dst), so episodes
-// come back with Codes and no States: an episode of any length is never held
-// as states (64 KiB per default observation), only as codes. Each state is
-// validated and checksummed before q sees it; an error from q names the
-// episode and step. Meta still describes the file (content States). On a
-// codes file the option does nothing.
+// as it reads the state's record batch, so episodes come back with Codes and
+// no States: an episode of any length is never held as states (64 KiB per
+// default observation), only as codes. q is given one or more consecutive
+// states (a record batch's valid rows at once, so that it can work on a
+// matrix) and writes codes values per state into dst. Each state is
+// validated before q sees it and checksummed as its row is read; an error
+// from q names the episode and step. Meta still describes the file (content
+// States). On a codes file the option does nothing.
 func WithQuantize(codes int, q func(dst []uint8, state []float32) error) Option {
 	return func(o *readOptions) error {
 		if codes <= 0 || q == nil {

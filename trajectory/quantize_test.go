@@ -274,3 +274,67 @@ func TestNPYActions(t *testing.T) {
 		t.Fatal("a truncated actions file passed")
 	}
 }
+
+// TestQuantizeByBatch: the quantizer gets a record batch's states at once
+// (one call per batch), and a state it must not see (not finite) in
+// the middle of a batch is an error at that row, after the episodes before
+// it came back whole.
+func TestQuantizeByBatch(t *testing.T) {
+	m := Meta{Shape: smallShape, Content: States}
+	n := smallShape.StateLen()
+	eps := testEpisodes(m, 12, 20)
+	rows, batches := 0, 0
+	for _, ep := range eps {
+		rows += ep.Len()
+		batches += (ep.Len() + rowsPerBatch - 1) / rowsPerBatch // the Writer's batches
+	}
+	p := filepath.Join(t.TempDir(), "x.arrow")
+	writeFile(t, p, m, eps)
+	calls := 0
+	counting := func(dst []uint8, s []float32) error {
+		calls++
+		return sign(dst, s)
+	}
+	got := readEpisodes(t, p, WithQuantize(n, counting))
+	if len(got) != len(eps) || calls != batches {
+		t.Fatalf("%d episodes, %d quantizer calls for %d rows in %d batches", len(got), calls, rows, batches)
+	}
+	// A NaN in the middle of a batch (written raw: the Writer refuses it):
+	// episode 1 comes back quantized, episode 2 is an error at its step 2,
+	// and the quantizer never sees the NaN.
+	var raw []row
+	for ep := int64(1); ep <= 2; ep++ {
+		for step := int32(0); step < 4; step++ {
+			r := row{ep: ep, step: step, action: int(step) - 1, xy: [2]bool{step > 0, step > 0}, x: 0.5, y: 0.5, value: 1}
+			if step == 0 {
+				r.action = -1
+				r.xy = [2]bool{}
+			}
+			if ep == 2 && step == 2 {
+				r.value = float32(math.NaN())
+			}
+			raw = append(raw, r)
+		}
+	}
+	rp := filepath.Join(t.TempDir(), "nan.arrow")
+	writeRaw(t, rp, raw)
+	r, err := Open(rp, WithQuantize(n, func(dst []uint8, s []float32) error {
+		for _, v := range s {
+			if v != v {
+				t.Fatal("the quantizer saw a NaN")
+			}
+		}
+		return sign(dst, s)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ep, err := r.Next()
+	if err != nil || ep.ID != 1 || len(ep.Codes) != 4 || ep.Codes[3][3] != 1 {
+		t.Fatalf("episode 1: %v %+v", err, ep)
+	}
+	if _, err := r.Next(); err == nil || !strings.Contains(err.Error(), "episode 2 step 2") {
+		t.Fatalf("the NaN: %v", err)
+	}
+}

@@ -29,6 +29,8 @@ type Reader struct {
 	compact bool                                     // SetCompact
 	noFacts bool                                     // SetFacts(false)
 	zbuf    []uint8                                  // one row's codes, for quant into Compact
+	qcodes  []uint8                                  // the codes of the current batch's first qn rows (prequantize)
+	qn      int
 
 	rec     arrow.RecordBatch // current batch, owned by src
 	row     int               // next row of rec
@@ -206,6 +208,7 @@ func (r *Reader) Next() (ep *Episode, err error) {
 				return nil, fmt.Errorf("trajectory: %s: %w: record batch schema differs from the file's", r.name, ErrFormat)
 			}
 			r.rec, r.row = rec, 0
+			r.prequantize()
 			continue
 		}
 		done, err := r.addRow()
@@ -254,6 +257,47 @@ func padFacts(ep *Episode) *Episode {
 		ep.Facts = append(ep.Facts, nil)
 	}
 	return ep
+}
+
+// prequantize quantizes the states of the new record batch's rows at once
+// (the quantizer then works on a matrix, in parallel), as far as they are
+// contiguous valid states: the first row that is not, and every row after,
+// are left to addRow, which reports the error where the row is reached.
+// A quantizer's error, too, is left to addRow to attribute to its row.
+func (r *Reader) prequantize() {
+	r.qn = 0
+	if r.quant == nil || r.meta.Content != States {
+		return
+	}
+	obs, ok := r.rec.Column(r.cols.obs).(*array.FixedSizeList)
+	if !ok {
+		return
+	}
+	vals, ok := obs.ListValues().(*array.Float32)
+	if !ok {
+		return
+	}
+	v := vals.Float32Values()
+	sl := r.meta.Shape.StateLen()
+	n := int(r.rec.NumRows())
+	first, _ := obs.ValueOffsets(0)
+	k := 0
+	for ; k < n; k++ {
+		s, e := obs.ValueOffsets(k)
+		if obs.IsNull(k) || s != first+int64(k*sl) || e > int64(len(v)) || validState(r.meta, 0, 0, v[s:e]) != nil {
+			break
+		}
+	}
+	if k == 0 {
+		return
+	}
+	if cap(r.qcodes) < k*r.codes {
+		r.qcodes = make([]uint8, k*r.codes)
+	}
+	r.qcodes = r.qcodes[:k*r.codes]
+	if r.quant(r.qcodes, v[first:first+int64(k*sl)]) == nil {
+		r.qn = k
+	}
 }
 
 // addRow consumes row r.row of r.rec. It returns the previous episode when the
@@ -357,6 +401,16 @@ func (r *Reader) addRow() (*Episode, error) {
 		ep.Codes = append(ep.Codes, append([]uint8(nil), codes...))
 	case r.quant != nil:
 		var z []uint8
+		if r.row < r.qn {
+			// Quantized with its batch (prequantize).
+			z = r.qcodes[r.row*r.codes : (r.row+1)*r.codes]
+			if ep.Compact != nil {
+				ep.Compact.Append(z)
+			} else {
+				ep.Codes = append(ep.Codes, append([]uint8(nil), z...))
+			}
+			break
+		}
 		if ep.Compact != nil {
 			if cap(r.zbuf) < r.codes {
 				r.zbuf = make([]uint8, r.codes)
