@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/memowm/memowm/internal/atomicfile"
+	"github.com/memowm/memowm/record/web"
 	"github.com/memowm/memowm/trajectory"
 )
 
@@ -122,6 +123,7 @@ func TestInterruptRemovesTemporaries(t *testing.T) {
 		{"decode", syscall.SIGINT, "d.arrow", []string{"decode", "--model", bundle, "--in", mem, "--batch", "1", "--what", "states"}, 0, "decode: 1 of 10"},
 		{"fit opq", syscall.SIGINT, "q.opq", []string{"fit", "opq", "--in", traj}, -1, "fit opq: k-means "},
 		{"fit", syscall.SIGINT, "f.mwb", []string{"fit", "--in", traj, "--preset", "tiny"}, -1, "fit opq: k-means "},
+		{"model init", syscall.SIGINT, "p.weights", []string{"model", "init", "--preset", "paper"}, 0, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name+"-"+c.out, func(t *testing.T) {
@@ -347,6 +349,25 @@ func TestInterruptRecord(t *testing.T) {
 	out := filepath.Join(dir, "v.arrow")
 	code, errs := interruptChild(t, syscall.SIGINT, func(s string) bool { return strings.Contains(s, "record tty: step 20/200") },
 		"record", "tty", "--steps", "200", "--out", out, "--", "vim")
+	if code != 130 || !strings.Contains(errs, "interrupted") || !strings.Contains(errs, "nothing written") {
+		t.Fatalf("status %d; want 130 and a message that says nothing was written:\n%s", code, errs)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("left %s", ents[0].Name())
+	}
+}
+
+// TestInterruptRecordWeb interrupts a browser recording: nothing is left,
+// neither the trajectory nor the recording folder.
+func TestInterruptRecordWeb(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a recording")
+	}
+	needTool(t, "chromium", func() error { _, err := web.FindChromium(""); return err })
+	dir := t.TempDir()
+	out := filepath.Join(dir, "w.arrow")
+	code, errs := interruptChild(t, syscall.SIGINT, func(s string) bool { return strings.Contains(s, "record web: step 20/200") },
+		"record", "web", "--site", webSite, "--steps", "200", "--width", "320", "--height", "200", "--out", out)
 	if code != 130 || !strings.Contains(errs, "interrupted") || !strings.Contains(errs, "nothing written") {
 		t.Fatalf("status %d; want 130 and a message that says nothing was written:\n%s", code, errs)
 	}

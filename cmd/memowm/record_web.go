@@ -111,6 +111,9 @@ func runRecordWeb(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		w.Abort()
 		os.RemoveAll(tmp)
+		if ctx.Err() != nil {
+			err = fmt.Errorf("record web: interrupted: %w", err)
+		}
 		return fmt.Errorf("%w (nothing written)", err)
 	}
 	stop()
