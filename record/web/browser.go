@@ -83,11 +83,28 @@ type BrowserOptions struct {
 // StartBrowser starts Chromium with Flags and a fresh profile, and sets the
 // viewport. ctx bounds the browser's life: when it ends, Chromium is killed.
 // Close the browser to end it and remove the profile.
+//
+// Chromium that exits during its start-up (chromedp: "chrome failed to
+// start"; seen on a loaded machine) is started once more, with a fresh
+// profile, before that is an error.
 func StartBrowser(ctx context.Context, o BrowserOptions) (*Browser, error) {
 	exe, err := FindChromium(o.Chromium)
 	if err != nil {
 		return nil, err
 	}
+	for try := 1; ; try++ {
+		b, err := startBrowser(ctx, o, exe)
+		if err == nil || try == startTries || ctx.Err() != nil || !strings.Contains(err.Error(), "chrome failed to start") {
+			return b, err
+		}
+	}
+}
+
+// startTries is how many times StartBrowser starts a Chromium that exits
+// during its start-up.
+const startTries = 2
+
+func startBrowser(ctx context.Context, o BrowserOptions, exe string) (*Browser, error) {
 	profile, err := os.MkdirTemp("", "memowm-chromium-")
 	if err != nil {
 		return nil, fmt.Errorf("record web: browser profile: %w", err)
