@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"math"
 
 	"github.com/memowm/memowm/trajectory"
 )
@@ -120,15 +119,7 @@ func (c *Config) scanCorpus(data Corpus, each func(i, t int, z []uint8)) (uint32
 				return 0, nil, fmt.Errorf("sequence %d: %w", i, err)
 			}
 			for k := range acts {
-				a := &acts[k]
-				b[0] = byte(a.Type)
-				b[1] = boolByte(a.HasPos) | boolByte(a.HasDelta)<<1
-				h.Write(b[:2])
-				for _, v := range []float32{a.X, a.Y, a.DX, a.DY} {
-					binary.LittleEndian.PutUint32(b[:4], math.Float32bits(v))
-					h.Write(b[:4])
-				}
-				h.Write(a.Payload)
+				hashAction(h, &acts[k])
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package worldmodel
 import (
 	"encoding/binary"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"math"
 	"math/rand/v2"
@@ -91,18 +92,24 @@ func fingerprint(seqs []Sequence) uint32 {
 		for _, z := range seqs[i].Codes {
 			h.Write(z)
 		}
-		for _, a := range seqs[i].Actions {
-			b[0] = byte(a.Type)
-			b[1] = boolByte(a.HasPos) | boolByte(a.HasDelta)<<1
-			h.Write(b[:2])
-			for _, v := range []float32{a.X, a.Y, a.DX, a.DY} {
-				binary.LittleEndian.PutUint32(b[:4], math.Float32bits(v))
-				h.Write(b[:4])
-			}
-			h.Write(a.Payload)
+		for k := range seqs[i].Actions {
+			hashAction(h, &seqs[i].Actions[k])
 		}
 	}
 	return h.Sum32()
+}
+
+// hashAction writes a's fields to h in the fingerprint's layout.
+func hashAction(h hash.Hash32, a *trajectory.Action) {
+	var b [4]byte
+	b[0] = byte(a.Type)
+	b[1] = boolByte(a.HasPos) | boolByte(a.HasDelta)<<1
+	h.Write(b[:2])
+	for _, v := range []float32{a.X, a.Y, a.DX, a.DY} {
+		binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
+		h.Write(b[:])
+	}
+	h.Write(a.Payload)
 }
 
 func boolByte(v bool) byte {
