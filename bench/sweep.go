@@ -22,6 +22,9 @@ type CurvePoint struct {
 	// as stored. 0 when unknown (a curve file without the column); the
 	// weights alone at FP32 are counted then.
 	BundleBytes int64 `json:"bundle_bytes,omitempty"`
+	// Steps is how many optimizer steps the point's world model had (0:
+	// unknown), for the record.
+	Steps int `json:"steps,omitempty"`
 }
 
 // HorizonRow is the total storage per observation of every point at one
@@ -171,6 +174,16 @@ func ReadCurve(r io.Reader) ([]CurvePoint, error) {
 				return nil, fmt.Errorf("bench: curve line %d: bundle_bytes %g is not a byte count", n+2, b)
 			}
 			pt.BundleBytes = int64(b)
+		}
+		if _, ok := col["steps"]; ok && strings.TrimSpace(row[col["steps"]]) != "" {
+			v, err := num("steps")
+			if err != nil {
+				return nil, err
+			}
+			if !(v >= 0 && v < 1<<40 && v == math.Trunc(v)) {
+				return nil, fmt.Errorf("bench: curve line %d: steps %g is not a step count", n+2, v)
+			}
+			pt.Steps = int(v)
 		}
 		pts = append(pts, pt)
 	}

@@ -85,7 +85,11 @@ func TestCurveCSV(t *testing.T) {
 	if err != nil || pts[0].BundleBytes != 6050000 {
 		t.Fatalf("bundle_bytes: %+v %v", pts, err)
 	}
-	for _, bad := range []string{"", "name,params\nx,1\n", "name,params,rate_bits_per_obs\nx,one,1\n",
+	pts, err = ReadCurve(strings.NewReader("name,params,rate_bits_per_obs,bundle_bytes,steps\nsmall,1e5,100,6050000,20000\nbase,1e6,90,9000000,\n"))
+	if err != nil || pts[0].Steps != 20000 || pts[1].Steps != 0 {
+		t.Fatalf("steps: %+v %v", pts, err)
+	}
+	for _, bad := range []string{"", "name,params,rate_bits_per_obs,steps\nx,1,1,-1\n", "name,params,rate_bits_per_obs,steps\nx,1,1,1.5\n", "name,params\nx,1\n", "name,params,rate_bits_per_obs\nx,one,1\n",
 		"name,params,rate_bits_per_obs,bundle_bytes\nx,1,1,-5\n", "name,params,rate_bits_per_obs,bundle_bytes\nx,1,1,2.5\n"} {
 		if _, err := ReadCurve(strings.NewReader(bad)); err == nil {
 			t.Errorf("curve %q was accepted", bad)

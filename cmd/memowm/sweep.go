@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,7 +34,10 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	train := fs.String("train", "", "training trajectories")
 	eval := fs.String("eval", "", "held-out trajectories for R(P)")
 	presets := fs.String("presets", "tiny,small", "comma-separated world-model presets")
-	steps := fs.Int("steps", 1000, "training steps per preset")
+	steps := fs.String("steps", "1000", "training steps: N for every preset, or per preset as tiny=20000,small=20000,base=6000")
+	valid := fs.String("valid", "", "held-out trajectories that training evaluates on (fit's --eval): for --patience; never --eval, on which R(P) is measured")
+	patience := fs.Int("patience", 0, "with --valid: stop a preset's training when this many evaluations in a row bring no gain, keeping its best weights")
+	evalEvery := fs.Int("eval-every", 0, "with --valid: evaluate every M steps (0: a tenth of the preset's steps)")
 	opqPath := fs.String("opq", "", "quantizer shared by every preset (default: fit one on TRAIN)")
 	curve := fs.String("curve", "", "analyse this capacity curve instead of training")
 	out := fs.String("out", "", "output directory (required)")
@@ -47,6 +51,23 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	if *out == "" || (*curve == "") == (*train == "" || *eval == "") {
 		return usagef("--out DIR and either --curve FILE or --train TRAIN --eval EVAL are required")
+	}
+	if (*patience != 0 || *evalEvery != 0) && *valid == "" {
+		return usagef("--patience and --eval-every need --valid FILE (held-out episodes other than --eval)")
+	}
+	if *patience < 0 || *evalEvery < 0 {
+		return usagef("--patience and --eval-every must not be negative")
+	}
+	names := strings.Split(*presets, ",")
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
+	}
+	perPreset, err := parseSweepSteps(*steps, names)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if *valid != "" && *eval != "" && samePath(*valid, *eval) {
+		return usagef("--valid and --eval are the same file: R(P) must be measured on episodes that did not choose the weights")
 	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
@@ -62,7 +83,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-	} else if pts, err = measureCurve(*train, *eval, strings.Split(*presets, ","), *steps, *opqPath, *out, *quiet, stdout, stderr); err != nil {
+	} else if pts, err = measureCurve(sweepRun{train: *train, eval: *eval, valid: *valid, presets: names, steps: perPreset, patience: *patience, evalEvery: *evalEvery, opq: *opqPath, dir: *out}, *quiet, stderr); err != nil {
 		return err
 	}
 	sorted, rows, be, err := bench.Analyze(pts, bench.DefaultHorizons())
@@ -101,7 +122,11 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		if p.BundleBytes > 0 {
 			b = "the bundle: quantizer, FP32 weights, policy"
 		}
-		fmt.Fprintf(stdout, "  %-8s %12.0f parameters  R = %.1f  B = %s (%s)\n", p.Name, p.Params, p.Rate, humanBytes(int64(bench.SharedBits(p)/8)), b)
+		trained := ""
+		if p.Steps > 0 {
+			trained = fmt.Sprintf(", %d steps", p.Steps)
+		}
+		fmt.Fprintf(stdout, "  %-8s %12.0f parameters  R = %.1f  B = %s (%s)%s\n", p.Name, p.Params, p.Rate, humanBytes(int64(bench.SharedBits(p)/8)), b, trained)
 	}
 	if bench.SharedRule(sorted) == "weights" {
 		fmt.Fprintf(stdout, "  (%s gives no bundle sizes: B counts the weights alone at FP32, not the quantizer every bundle also holds)\n", *curve)
@@ -129,13 +154,26 @@ func minOf(v []float64) float64 {
 	return m
 }
 
-// measureCurve trains (or reuses) a bundle per preset in dir and measures
-// its lossless ideal rate on eval.
-func measureCurve(train, eval string, presets []string, steps int, opqPath, dir string, quiet bool, stdout, stderr io.Writer) ([]bench.CurvePoint, error) {
+// sweepRun is what measureCurve trains and measures: each preset on train
+// for its steps (with early stopping on valid when patience is set), R(P)
+// on eval, every bundle in dir.
+type sweepRun struct {
+	train, eval, valid string
+	presets            []string
+	steps              map[string]int
+	patience           int
+	evalEvery          int
+	opq, dir           string
+}
+
+// measureCurve trains (or reuses) a bundle per preset in r.dir and measures
+// its lossless ideal rate on r.eval.
+func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint, error) {
 	q := []string{}
 	if quiet {
 		q = []string{"--quiet"}
 	}
+	opqPath, dir, train, eval := r.opq, r.dir, r.train, r.eval
 	if opqPath == "" {
 		opqPath = filepath.Join(dir, "shared.opq")
 		if _, err := os.Stat(opqPath); errors.Is(err, os.ErrNotExist) {
@@ -145,8 +183,8 @@ func measureCurve(train, eval string, presets []string, steps int, opqPath, dir 
 		}
 	}
 	var pts []bench.CurvePoint
-	for _, p := range presets {
-		p = strings.TrimSpace(p)
+	for _, p := range r.presets {
+		steps := r.steps[p]
 		path := filepath.Join(dir, p+".mwb")
 		reuse, why := reusableBundle(path, p, steps)
 		if !reuse && why != "" && !quiet {
@@ -154,7 +192,11 @@ func measureCurve(train, eval string, presets []string, steps int, opqPath, dir 
 		}
 		if !reuse {
 			start := time.Now()
-			if err := runFitWM(append([]string{"--in", train, "--opq", opqPath, "--preset", p, "--steps", fmt.Sprint(steps), "--out", path}, q...), io.Discard, stderr); err != nil {
+			args := []string{"--in", train, "--opq", opqPath, "--preset", p, "--steps", fmt.Sprint(steps), "--out", path}
+			if r.valid != "" {
+				args = append(args, "--eval", r.valid, "--patience", fmt.Sprint(r.patience), "--eval-every", fmt.Sprint(r.evalEvery))
+			}
+			if err := runFitWM(append(args, q...), io.Discard, stderr); err != nil {
 				return nil, fmt.Errorf("preset %s: %w", p, err)
 			}
 			if !quiet {
@@ -189,15 +231,18 @@ func measureCurve(train, eval string, presets []string, steps int, opqPath, dir 
 			return nil, err
 		}
 		pt := bench.CurvePoint{Name: p, Params: float64(cfg.NumParams()), Rate: bits / float64(max(obs, 1)), BundleBytes: st.Size()}
+		if b.Training != nil {
+			pt.Steps = b.Training.Steps
+		}
 		pts = append(pts, pt)
 		if !quiet {
-			fmt.Fprintf(stderr, "sweep: %s: %.0f parameters, bundle %s, R = %.1f bits/obs on %s\n", p, pt.Params, humanBytes(pt.BundleBytes), pt.Rate, eval)
+			fmt.Fprintf(stderr, "sweep: %s: %.0f parameters, %s, bundle %s, R = %.1f bits/obs on %s\n", p, pt.Params, trainedSteps(b.Training), humanBytes(pt.BundleBytes), pt.Rate, eval)
 		}
 	}
 	err := atomicfile.Write(filepath.Join(dir, "curve.csv"), func(w io.Writer) error {
-		fmt.Fprintln(w, "name,params,rate_bits_per_obs,bundle_bytes")
+		fmt.Fprintln(w, "name,params,rate_bits_per_obs,bundle_bytes,steps")
 		for _, p := range pts {
-			fmt.Fprintf(w, "%s,%.0f,%.4f,%d\n", p.Name, p.Params, p.Rate, p.BundleBytes)
+			fmt.Fprintf(w, "%s,%.0f,%.4f,%d,%d\n", p.Name, p.Params, p.Rate, p.BundleBytes, p.Steps)
 		}
 		return nil
 	})
@@ -280,4 +325,79 @@ func reusableBundle(path, preset string, steps int) (bool, string) {
 		return false, fmt.Sprintf("it was trained for %d steps, the sweep asks %d", b.Training.TargetSteps, steps)
 	}
 	return true, ""
+}
+
+// parseSweepSteps reads --steps: one count for every preset ("20000"), or
+// one per preset ("tiny=20000,small=20000,base=6000"), which must name every
+// preset of the sweep and no other.
+func parseSweepSteps(s string, presets []string) (map[string]int, error) {
+	out := map[string]int{}
+	count := func(v, what string) (int, error) {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 {
+			return 0, fmt.Errorf("--steps %s: %q is not a positive step count", what, v)
+		}
+		return n, nil
+	}
+	if !strings.Contains(s, "=") {
+		n, err := count(s, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range presets {
+			out[p] = n
+		}
+		return out, nil
+	}
+	want := map[string]bool{}
+	for _, p := range presets {
+		want[p] = true
+	}
+	for _, item := range strings.Split(s, ",") {
+		name, v, ok := strings.Cut(item, "=")
+		name = strings.TrimSpace(name)
+		if !ok {
+			return nil, fmt.Errorf("--steps: %q is not PRESET=N (give one count, or one per preset)", item)
+		}
+		if !want[name] {
+			return nil, fmt.Errorf("--steps: %q is not one of the sweep's presets %v", name, presets)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("--steps: %s given twice", name)
+		}
+		n, err := count(v, name)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = n
+	}
+	for _, p := range presets {
+		if _, ok := out[p]; !ok {
+			return nil, fmt.Errorf("--steps gives no count for preset %s", p)
+		}
+	}
+	return out, nil
+}
+
+// samePath reports whether a and b name the same file (after following
+// links; by name when either cannot be read).
+func samePath(a, b string) bool {
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	if errA == nil && errB == nil {
+		return os.SameFile(sa, sb)
+	}
+	return filepath.Clean(a) == filepath.Clean(b)
+}
+
+// trainedSteps says how far a bundle's world model was trained.
+func trainedSteps(t *model.Training) string {
+	switch {
+	case t == nil:
+		return "training not recorded"
+	case t.StoppedEarly:
+		return fmt.Sprintf("best held-out loss at step %d (stopped early at %d of %d)", t.Steps, t.RanSteps, t.TargetSteps)
+	default:
+		return fmt.Sprintf("%d steps", t.Steps)
+	}
 }

@@ -38,8 +38,8 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "b", "curve.csv")); err != nil || !strings.HasPrefix(string(b), "name,params,rate_bits_per_obs,bundle_bytes\ntiny,168440,") ||
-		!strings.HasSuffix(string(b), fmt.Sprintf(",%d\n", st.Size())) {
+	if b, err := os.ReadFile(filepath.Join(dir, "b", "curve.csv")); err != nil || !strings.HasPrefix(string(b), "name,params,rate_bits_per_obs,bundle_bytes,steps\ntiny,168440,") ||
+		!strings.HasSuffix(string(b), fmt.Sprintf(",%d,2\n", st.Size())) {
 		t.Fatalf("curve.csv %q %v (bundle %d bytes)", b, err, st.Size())
 	}
 	if !strings.Contains(out, "B = "+humanBytes(st.Size())+" (the bundle: quantizer, FP32 weights, policy)") || strings.Contains(out, "no bundle sizes") {
@@ -78,5 +78,34 @@ func TestSweep(t *testing.T) {
 	}
 	if code, _, errs := memowm(t, "sweep", "--out", dir); code != 2 || !strings.Contains(errs, "either --curve") {
 		t.Fatalf("no input: %d %s", code, errs)
+	}
+	// Steps per preset, and early stopping on held-out episodes other than
+	// those R(P) is measured on.
+	held := filepath.Join(dir, "h.arrow")
+	if code, _, errs := memowm(t, "sim", "--episodes", "2", "--steps", "20", "--dim", "32", "--seed", "9", "--out", held, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, errs = memowm(t, "sweep", "--train", traj, "--eval", traj, "--valid", held, "--patience", "2", "--eval-every", "2",
+		"--presets", "tiny", "--steps", "tiny=4", "--out", filepath.Join(dir, "c"))
+	if code != 0 || !strings.Contains(out, "(the bundle: quantizer, FP32 weights, policy), 4 steps") ||
+		!strings.Contains(errs, "fit wm: step 4: held-out") || !strings.Contains(errs, "sweep: tiny: 168440 parameters, 4 steps") {
+		t.Fatalf("sweep --valid --steps tiny=4: %d\n%s%s", code, out, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--steps", "tiny=4,small=5"}, "not one of the sweep's presets"},
+		{[]string{"--presets", "tiny,small", "--steps", "tiny=4"}, "no count for preset small"},
+		{[]string{"--steps", "tiny=0"}, "not a positive step count"},
+		{[]string{"--steps", "tiny=4,tiny=5"}, "tiny given twice"},
+		{[]string{"--steps", "4,tiny"}, "not a positive step count"},
+		{[]string{"--patience", "3"}, "need --valid"},
+		{[]string{"--valid", traj}, "are the same file"},
+	} {
+		args := append([]string{"sweep", "--train", traj, "--eval", traj, "--presets", "tiny", "--out", filepath.Join(dir, "d")}, c.args...)
+		if code, _, errs := memowm(t, args...); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: %d %s (want %q)", c.args, code, errs, c.want)
+		}
 	}
 }
