@@ -18,6 +18,7 @@ import (
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/opq"
 	"github.com/memowm/memowm/trajectory"
+	"github.com/memowm/memowm/worldmodel"
 )
 
 func runSweep(args []string, stdout, stderr io.Writer) error {
@@ -209,21 +210,9 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 		if err != nil {
 			return nil, err
 		}
-		eps, err := readCodesFrom(b, eval)
+		bits, obs, err := idealRate(b, pred, eval)
 		if err != nil {
 			return nil, err
-		}
-		var bits float64
-		obs := 0
-		for lo := 0; lo < len(eps); lo += 8 {
-			st, err := codec.Simulate(pred, model.Policy{Kind: model.KeepAll}, eps[lo:min(len(eps), lo+8)])
-			if err != nil {
-				return nil, err
-			}
-			for _, s := range st {
-				bits += s.StateBits + s.ActionBits
-				obs += s.Observations
-			}
 		}
 		cfg := b.Model.Config()
 		st, err := os.Stat(path)
@@ -247,6 +236,48 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 		return nil
 	})
 	return pts, err
+}
+
+// idealRate is the lossless ideal code length of path's episodes under b
+// (keep-all: every code and action coded), in bits, and their observation
+// count; episodes are read and simulated 8 at a time, never all held.
+func idealRate(b *model.Bundle, pred worldmodel.Predictor, path string) (bits float64, obs int, err error) {
+	r, err := openCodes(b, path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer r.Close()
+	flush := func(eps []*trajectory.Episode) error {
+		st, err := codec.Simulate(pred, model.Policy{Kind: model.KeepAll}, eps)
+		for _, s := range st {
+			bits += s.StateBits + s.ActionBits
+			obs += s.Observations
+		}
+		return err
+	}
+	var eps []*trajectory.Episode
+	for {
+		ep, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		ep.Facts = nil
+		if eps = append(eps, ep); len(eps) == 8 {
+			if err := flush(eps); err != nil {
+				return 0, 0, err
+			}
+			eps = eps[:0]
+		}
+	}
+	if len(eps) > 0 {
+		if err := flush(eps); err != nil {
+			return 0, 0, err
+		}
+	}
+	return bits, obs, nil
 }
 
 // readCodesFrom reads every episode of path as codes (states go through b's
