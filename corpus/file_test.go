@@ -296,3 +296,42 @@ func TestReadFailsTraining(t *testing.T) {
 		}
 	}
 }
+
+// TestFirst checks worldmodel.First and worldmodel.Transitions on a corpus
+// file: the first n sequences read and evaluate as those sequences in
+// memory do.
+func TestFirst(t *testing.T) {
+	c := microConfig()
+	rng := rand.New(rand.NewPCG(5, 5))
+	seqs := sequences(rng, &c, 70, 1, 9, 130)
+	f := build(t, t.TempDir(), seqs, &c)
+	if got := worldmodel.Transitions(f); got != 69+0+8+129 {
+		t.Fatalf("Transitions %d, want 206", got)
+	}
+	if worldmodel.First(f, 9) != worldmodel.Corpus(f) || worldmodel.First(f, -1).Sequences() != 0 {
+		t.Fatal("First outside 0..Sequences")
+	}
+	first := worldmodel.First(f, 3)
+	if first.Sequences() != 3 || worldmodel.Transitions(first) != 77 {
+		t.Fatalf("First(3): %d sequences, %d transitions", first.Sequences(), worldmodel.Transitions(first))
+	}
+	m, err := worldmodel.New(c, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := worldmodel.NewTrainerOn(m, f, worldmodel.TrainConfig{Steps: 1, Batch: 2, Seed: 1, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := tr.EvaluateOn(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := tr.EvaluateOn(worldmodel.Seqs(seqs[:3]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b || a.Transitions != 77 {
+		t.Fatalf("First(3) evaluates to %+v, the sequences in memory to %+v", a, b)
+	}
+}

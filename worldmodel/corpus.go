@@ -163,3 +163,29 @@ func readWindow(dst History, wb *windowBuf, data Corpus, J int, e example, win i
 	}
 	return dst, Step{Codes: wb.codes[(t-from)*J : (t-from+1)*J]}, nil
 }
+
+// First is the corpus of data's first n sequences (all of them when n is
+// at least data.Sequences()), read from data itself.
+func First(data Corpus, n int) Corpus {
+	if n >= data.Sequences() {
+		return data
+	}
+	return firstN{data, max(n, 0)}
+}
+
+type firstN struct {
+	Corpus
+	n int
+}
+
+func (f firstN) Sequences() int { return f.n }
+
+// Transitions is the number of transitions of data: each sequence's
+// states but its first.
+func Transitions(data Corpus) int {
+	n := 0
+	for i := range data.Sequences() {
+		n += max(data.States(i)-1, 0)
+	}
+	return n
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -130,11 +131,13 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer train.Close()
-	var held []worldmodel.Sequence
+	// The held-out episodes too are read from a corpus file, never held.
+	var held *corpus.File
 	if *evalPath != "" {
-		if held, err = readSequences(*evalPath, q); err != nil {
+		if held, err = readCorpus(*evalPath, q, filepath.Dir(*out), logf); err != nil {
 			return err
 		}
+		defer held.Close()
 	}
 	logf("fit wm: %d training sequences (%d transitions, %s on disk)%s, read in %.1f s\n", train.Sequences(), train.Transitions(),
 		humanBytes(train.Size()), heldNote(held), time.Since(t0).Seconds())
@@ -220,15 +223,18 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	// Evaluations during the run use the first held-out sequences, up to
 	// evalSubset transitions; the final one uses all. Early stopping
 	// decides on all of them.
-	sub := held
-	for n, i := 0, 0; i < len(held) && *patience == 0; i++ {
-		if n += len(held[i].Actions); n >= evalSubset {
-			sub = held[:i+1]
-			break
+	var sub worldmodel.Corpus
+	if held != nil {
+		sub = held
+		for n, i := 0, 0; i < held.Sequences() && *patience == 0; i++ {
+			if n += held.States(i) - 1; n >= evalSubset {
+				sub = worldmodel.First(held, i+1)
+				break
+			}
 		}
 	}
 	runErr := tr.Run(ctx, worldmodel.RunConfig{
-		Eval: worldmodel.Seqs(sub), EvalEvery: *evalEvery, Checkpoint: *ckpt, CheckpointEvery: *ckptEvery, Patience: *patience, MinDelta: *minDelta,
+		Eval: sub, EvalEvery: *evalEvery, Checkpoint: *ckpt, CheckpointEvery: *ckptEvery, Patience: *patience, MinDelta: *minDelta,
 		Progress: func(p worldmodel.Progress) {
 			last = p
 			if smooth == 0 {
@@ -286,15 +292,18 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		"steps_per_s": last.StepsPerSec, "tokens_per_s": last.TokensPerSec, "gflops": last.GFLOPS, "seconds": last.Elapsed.Seconds(),
 		"train_loss": last.Loss, "train_bits_per_transition": smooth}
 	var heldLine string
-	if len(held) > 0 {
-		if lastEval == nil || lastEval.Transitions < transitions(held) {
-			ev, err := tr.Evaluate(held)
+	if held != nil && held.Sequences() > 0 {
+		if lastEval == nil || lastEval.Transitions < worldmodel.Transitions(held) {
+			ev, err := tr.EvaluateOn(held)
 			if err != nil {
 				return err
 			}
 			lastEval = &ev
 		}
-		o1 := order1Bits(held, cfg.Coords(), cfg.Codewords)
+		o1, err := order1Bits(held, cfg.Coords(), cfg.Codewords)
+		if err != nil {
+			return err
+		}
 		sum["held_out"] = map[string]any{"bits_per_transition": lastEval.BitsPerTransition, "transitions": lastEval.Transitions,
 			"order1_bits_per_transition": o1, "fixed_width_bits": cfg.Coords() * opq.CodeBits(cfg.Codewords)}
 		heldLine = fmt.Sprintf("held-out  %.1f bits/transition over %d transitions (teacher-forced ideal); order-1 context model %.1f; fixed width %d\n",
@@ -328,41 +337,11 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func heldNote(held []worldmodel.Sequence) string {
+func heldNote(held *corpus.File) string {
 	if held == nil {
 		return ""
 	}
-	return fmt.Sprintf(", %d held-out (%d transitions)", len(held), transitions(held))
-}
-
-func transitions(seqs []worldmodel.Sequence) int {
-	n := 0
-	for _, s := range seqs {
-		n += len(s.Actions)
-	}
-	return n
-}
-
-// readSequences reads a trajectory file into memory as code sequences:
-// states are quantized through q as each row is read, codes must be q's.
-func readSequences(path string, q *opq.Quantizer) ([]worldmodel.Sequence, error) {
-	r, err := openCodesWith(q, "the quantizer", path)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	r.SetFacts(false)
-	var seqs []worldmodel.Sequence
-	for {
-		ep, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return seqs, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		seqs = append(seqs, worldmodel.Sequence{Codes: ep.Codes, Actions: ep.Actions})
-	}
+	return fmt.Sprintf(", %d held-out (%d transitions)", held.Sequences(), worldmodel.Transitions(held))
 }
 
 // readCorpus copies a trajectory file's episodes, as codes of q, into a
@@ -393,25 +372,36 @@ func readCorpus(path string, q *opq.Quantizer, dir string, logf func(string, ...
 // order1Bits is the ideal code length per transition of the adaptive order-1
 // context model (each coordinate's code conditioned on its previous code,
 // counts carried over from sequence to sequence, as bench's order1-context).
-func order1Bits(seqs []worldmodel.Sequence, J, C int) float64 {
+func order1Bits(data worldmodel.Corpus, J, C int) (float64, error) {
 	m, err := entropy.NewContextModel(J, C, C)
 	if err != nil {
-		return 0
+		return 0, err
 	}
 	var q16 uint64
 	n := 0
-	for _, s := range seqs {
-		for t := 1; t < len(s.Codes); t++ {
-			prev, z := s.Codes[t-1], s.Codes[t]
-			for j := 0; j < J; j++ {
-				q16 += uint64(m.CostQ16(j, int(prev[j]), int(z[j])))
-				m.Update(j, int(prev[j]), int(z[j]))
+	var codes []uint8
+	for i := range data.Sequences() {
+		// A chunk of states at a time, the last one repeated as the
+		// next chunk's previous state.
+		states := data.States(i)
+		for lo := 0; lo+1 < states; lo += 63 {
+			hi := min(states, lo+64)
+			codes = slices.Grow(codes[:0], (hi-lo)*J)[:(hi-lo)*J]
+			if _, err := data.Read(codes, nil, i, lo, hi); err != nil {
+				return 0, err
 			}
-			n++
+			for t := 1; t < hi-lo; t++ {
+				prev, z := codes[(t-1)*J:t*J], codes[t*J:(t+1)*J]
+				for j := 0; j < J; j++ {
+					q16 += uint64(m.CostQ16(j, int(prev[j]), int(z[j])))
+					m.Update(j, int(prev[j]), int(z[j]))
+				}
+				n++
+			}
 		}
 	}
 	if n == 0 {
-		return 0
+		return 0, nil
 	}
-	return float64(q16) / 65536 / float64(n)
+	return float64(q16) / 65536 / float64(n), nil
 }

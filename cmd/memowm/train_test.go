@@ -3,11 +3,17 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/memowm/memowm/entropy"
+	"github.com/memowm/memowm/trajectory"
+	"github.com/memowm/memowm/worldmodel"
 )
 
 func TestStageArg(t *testing.T) {
@@ -139,5 +145,46 @@ func TestFitEarlyStop(t *testing.T) {
 		if code, _, errs := memowm(t, args...); code != 2 {
 			t.Errorf("%v: %d %s", bad, code, errs)
 		}
+	}
+}
+
+// TestOrder1Bits checks the held-out order-1 figure, read a chunk of
+// states at a time, against the plain count over whole sequences (one
+// sequence longer than two chunks, one of a single state).
+func TestOrder1Bits(t *testing.T) {
+	const J, C = 5, 4
+	rng := rand.New(rand.NewPCG(3, 3))
+	var seqs []worldmodel.Sequence
+	for _, n := range []int{140, 1, 64, 65, 7} {
+		var s worldmodel.Sequence
+		z := make([]uint8, J)
+		for k := range n {
+			z[rng.IntN(J)] = uint8(rng.IntN(C))
+			s.Codes = append(s.Codes, slices.Clone(z))
+			if k > 0 {
+				s.Actions = append(s.Actions, trajectory.Action{})
+			}
+		}
+		seqs = append(seqs, s)
+	}
+	m, err := entropy.NewContextModel(J, C, C)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q16 uint64
+	n := 0
+	for _, s := range seqs {
+		for k := 1; k < len(s.Codes); k++ {
+			for j := range J {
+				q16 += uint64(m.CostQ16(j, int(s.Codes[k-1][j]), int(s.Codes[k][j])))
+				m.Update(j, int(s.Codes[k-1][j]), int(s.Codes[k][j]))
+			}
+			n++
+		}
+	}
+	want := float64(q16) / 65536 / float64(n)
+	got, err := order1Bits(worldmodel.Seqs(seqs), J, C)
+	if err != nil || got != want || n != 139+0+63+64+6 {
+		t.Fatalf("order1Bits %v %v, want %v over %d transitions", got, err, want, n)
 	}
 }
