@@ -24,7 +24,8 @@ import (
 func runSweep(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sweep", "(--train TRAIN --eval EVAL --presets a,b,... | --curve FILE) --out DIR",
 		"The capacity-vs-horizon study (paper A.4): train each preset on TRAIN (bundles\n"+
-			"already in DIR are reused), measure its lossless episodic rate R(P) on EVAL,\n"+
+			"already in DIR are reused; an interrupted training continues from its\n"+
+			"checkpoint), measure its lossless episodic rate R(P) on EVAL,\n"+
 			"then S(P, N) = B(P)/N + R(P) over horizons N, where B(P) is the bundle's bytes\n"+
 			"x 8 (quantizer and FP32 weights, as stored), the best capacity per N, and the\n"+
 			"break-even horizon of consecutive presets. --curve FILE (CSV: name, params,\n"+
@@ -194,6 +195,14 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 		if !reuse {
 			start := time.Now()
 			args := []string{"--in", train, "--opq", opqPath, "--preset", p, "--steps", fmt.Sprint(steps), "--out", path}
+			// An interrupted training of this sweep continues from its
+			// checkpoint (fit refuses one made on other data).
+			if ck := path + ".ckpt"; fileExists(ck) {
+				args = append(args, "--resume", ck)
+				if !quiet {
+					fmt.Fprintf(stderr, "sweep: continuing %s from %s\n", p, ck)
+				}
+			}
 			if r.valid != "" {
 				args = append(args, "--eval", r.valid, "--patience", fmt.Sprint(r.patience), "--eval-every", fmt.Sprint(r.evalEvery))
 			}
@@ -431,4 +440,9 @@ func trainedSteps(t *model.Training) string {
 	default:
 		return fmt.Sprintf("%d steps", t.Steps)
 	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

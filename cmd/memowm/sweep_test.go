@@ -91,6 +91,22 @@ func TestSweep(t *testing.T) {
 		!strings.Contains(errs, "fit wm: step 4: held-out") || !strings.Contains(errs, "sweep: tiny: 168440 parameters, 4 steps") {
 		t.Fatalf("sweep --valid --steps tiny=4: %d\n%s%s", code, out, errs)
 	}
+	// A preset whose training left a checkpoint continues from it.
+	e := filepath.Join(dir, "e")
+	os.MkdirAll(e, 0o755)
+	opqFile := filepath.Join(dir, "c", "shared.opq")
+	if code, _, errs := memowm(t, "fit", "--stage", "wm", "--in", traj, "--opq", opqFile, "--preset", "tiny", "--steps", "3", "--keep-checkpoint",
+		"--out", filepath.Join(e, "tiny.mwb"), "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, out, errs = memowm(t, "sweep", "--train", traj, "--eval", traj, "--opq", opqFile, "--presets", "tiny", "--steps", "5", "--out", e)
+	if code != 0 || !strings.Contains(errs, "sweep: continuing tiny from "+filepath.Join(e, "tiny.mwb.ckpt")) ||
+		!strings.Contains(errs, "resumed "+filepath.Join(e, "tiny.mwb.ckpt")+" at step 3 of 5") || !strings.Contains(out, ", 5 steps") {
+		t.Fatalf("sweep after a checkpoint: %d\n%s%s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(e, "tiny.mwb.ckpt")); !os.IsNotExist(err) {
+		t.Fatalf("the finished run's checkpoint is still there: %v", err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
