@@ -133,7 +133,7 @@ func TestEarlyStop(t *testing.T) {
 // TestDefaultLR: a preset's default learning rate is what NewTrainer uses
 // when none is given; a configuration that is not a preset gets 3e-4.
 func TestDefaultLR(t *testing.T) {
-	for name, want := range map[string]float64{"tiny": 3e-3, "small": 2e-3, "base": 1e-3, "medium": 1e-3, "paper": 3e-4} {
+	for name, want := range map[string]float64{"tiny": 3e-3, "small": 2e-3, "base": 2e-3, "medium": 1e-3, "paper": 3e-4} {
 		c, err := Preset(name)
 		if err != nil || c.DefaultLR() != want {
 			t.Errorf("%s: %v %v", name, c.DefaultLR(), err)

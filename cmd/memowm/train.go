@@ -42,7 +42,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	bundlePath := fs.String("model", "", "bundle whose quantizer and precision to use; its world model is the starting point unless --preset is given")
 	steps := fs.Int("steps", 1000, "optimizer steps")
 	batch := fs.Int("batch", d.Batch, "histories per step")
-	lr := fs.Float64("lr", 0, "peak learning rate (0: the preset's: tiny 3e-3, small 2e-3, base and medium 1e-3, paper 3e-4)")
+	lr := fs.Float64("lr", 0, "peak learning rate (0: the preset's: tiny 3e-3, small and base 2e-3, medium 1e-3, paper 3e-4)")
 	warmup := fs.Int("warmup", 0, "warm-up steps (0: steps/20, at most 1000)")
 	wd := fs.Float64("weight-decay", d.WeightDecay, "AdamW decoupled weight decay")
 	clip := fs.Float64("clip", d.Clip, "global gradient-norm cap (0: none)")
