@@ -32,6 +32,20 @@ type Training struct {
 	// were imported from ('memowm weights import'): trained elsewhere, how
 	// far is not memowm's to say; such weights count as finished.
 	Imported string `json:"imported,omitempty"`
+	// PriorSteps is the number of optimizer steps the weights had before
+	// this run, from earlier runs it continued ('memowm fit --stage wm
+	// --model B' starts from B's trained world model with a fresh optimizer
+	// and schedule): the weights have had PriorSteps + Steps steps in all.
+	PriorSteps int `json:"prior_steps,omitempty"`
+}
+
+// TotalSteps is the number of optimizer steps the weights have had in all,
+// over this run and the earlier ones it continued (0 for nil or imported).
+func (t *Training) TotalSteps() int {
+	if t == nil {
+		return 0
+	}
+	return t.PriorSteps + t.Steps
 }
 
 // Errors of CheckTrained.
@@ -53,6 +67,15 @@ func (t *Training) Complete() bool {
 }
 
 func (t *Training) String() string {
+	s := t.run()
+	if t != nil && t.PriorSteps > 0 {
+		s += fmt.Sprintf(", after %d steps of earlier runs (%d in all)", t.PriorSteps, t.TotalSteps())
+	}
+	return s
+}
+
+// run describes this run alone.
+func (t *Training) run() string {
 	switch {
 	case t == nil:
 		return "training not recorded"
@@ -77,10 +100,10 @@ func (t *Training) check() error {
 	if t == nil {
 		return nil
 	}
-	if t.Steps < 0 || t.TargetSteps < 0 || t.Steps > t.TargetSteps || t.RanSteps < 0 || t.RanSteps > t.TargetSteps || (t.RanSteps > 0 && t.RanSteps < t.Steps) {
+	if t.Steps < 0 || t.TargetSteps < 0 || t.PriorSteps < 0 || t.Steps > t.TargetSteps || t.RanSteps < 0 || t.RanSteps > t.TargetSteps || (t.RanSteps > 0 && t.RanSteps < t.Steps) {
 		return fmt.Errorf("model: training of %d steps (%d run) of a %d-step run is impossible", t.Steps, t.RanSteps, t.TargetSteps)
 	}
-	if t.Imported != "" && (len(t.Imported) != 64 || strings.Trim(t.Imported, "0123456789abcdef") != "" || t.Steps != 0 || t.TargetSteps != 0 || t.Interrupted || t.StoppedEarly) {
+	if t.Imported != "" && (len(t.Imported) != 64 || strings.Trim(t.Imported, "0123456789abcdef") != "" || t.Steps != 0 || t.TargetSteps != 0 || t.PriorSteps != 0 || t.Interrupted || t.StoppedEarly) {
 		return fmt.Errorf("model: an imported training record holds a SHA-256 in hex and nothing else")
 	}
 	if t.StoppedEarly && (t.Interrupted || t.Steps == 0) {

@@ -22,9 +22,11 @@ func TestTraining(t *testing.T) {
 		{&Training{Steps: 100, TargetSteps: 100}, true, "trained 100 of 100 steps"},
 		{&Training{Steps: 60, TargetSteps: 100, StoppedEarly: true, RanSteps: 90}, true, "stopped early: the weights of step 60 (best held-out loss; ran 90 of 100 steps)"},
 		{&Training{Imported: strings.Repeat("ab", 32)}, true, "imported from safetensors sha256 abababababab (trained elsewhere)"},
+		{&Training{Steps: 50, TargetSteps: 50, PriorSteps: 70}, true, "trained 50 of 50 steps, after 70 steps of earlier runs (120 in all)"},
+		{&Training{Steps: 20, TargetSteps: 50, PriorSteps: 70, Interrupted: true}, false, "interrupted at step 20 of 50 (partly trained), after 70 steps of earlier runs (90 in all)"},
 	}
 	for _, c := range cases {
-		if c.tr.Complete() != c.complete || c.tr.String() != c.str {
+		if c.tr.Complete() != c.complete || c.tr.String() != c.str || (c.tr != nil && c.tr.TotalSteps() != c.tr.Steps+c.tr.PriorSteps) {
 			t.Errorf("%+v: complete %v, %q", c.tr, c.tr.Complete(), c.tr.String())
 		}
 		b := &Bundle{Training: c.tr}
@@ -40,7 +42,8 @@ func TestTraining(t *testing.T) {
 	}
 	for _, bad := range []Training{{Steps: -1}, {TargetSteps: -5}, {Steps: 11, TargetSteps: 10}, {Steps: 5, TargetSteps: 10, RanSteps: 11},
 		{Steps: 5, TargetSteps: 10, RanSteps: 4}, {Steps: 0, TargetSteps: 10, StoppedEarly: true}, {Steps: 5, TargetSteps: 10, StoppedEarly: true, Interrupted: true},
-		{Imported: "abc"}, {Imported: strings.Repeat("AB", 32)}, {Imported: strings.Repeat("ab", 32), Steps: 3, TargetSteps: 3}} {
+		{Imported: "abc"}, {Imported: strings.Repeat("AB", 32)}, {Imported: strings.Repeat("ab", 32), Steps: 3, TargetSteps: 3},
+		{Steps: 5, TargetSteps: 5, PriorSteps: -1}, {Imported: strings.Repeat("ab", 32), PriorSteps: 3}} {
 		b := microBundle(t)
 		b.Training = &bad
 		if _, err := b.Bytes(); err == nil || (!strings.Contains(err.Error(), "is impossible") && !strings.Contains(err.Error(), "stopped early") && !strings.Contains(err.Error(), "imported")) {

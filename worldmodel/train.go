@@ -24,6 +24,11 @@ type TrainConfig struct {
 	NoActions   bool    `json:"no_actions"`   // ablation: every action replaced by the empty one
 	NoCopy      bool    `json:"no_copy"`      // ablation: the copy gate closed (a = 0) and frozen
 	Seed        uint64  `json:"seed"`         // data order and dropout masks
+	// PriorSteps is the number of optimizer steps the starting weights had
+	// from earlier runs (a trained model continued with a fresh optimizer
+	// and schedule). It is recorded, so that the bundle says how far its
+	// weights were trained in all, and changes nothing in the optimizer.
+	PriorSteps int `json:"prior_steps,omitempty"`
 	// Threads is the number of goroutines (runtime.GOMAXPROCS(0)). The
 	// result does not depend on it.
 	Threads int `json:"-"`
@@ -89,6 +94,8 @@ func (tc *TrainConfig) validate(c *Config) error {
 	switch {
 	case tc.Steps < 1:
 		return bad("steps = %d, want >= 1", tc.Steps)
+	case tc.PriorSteps < 0:
+		return bad("prior steps = %d, want >= 0", tc.PriorSteps)
 	case tc.Batch < 1 || tc.Batch > 4096:
 		return bad("batch = %d is outside [1, 4096]", tc.Batch)
 	case !(tc.LR > 0 && tc.LR < 1) || !(tc.MinLR >= 0 && tc.MinLR <= tc.LR):

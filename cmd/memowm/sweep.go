@@ -230,7 +230,7 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 		}
 		pt := bench.CurvePoint{Name: p, Params: float64(cfg.NumParams()), Rate: bits / float64(max(obs, 1)), BundleBytes: st.Size()}
 		if b.Training != nil {
-			pt.Steps = b.Training.Steps
+			pt.Steps = b.Training.TotalSteps()
 		}
 		pts = append(pts, pt)
 		if !quiet {
@@ -435,6 +435,8 @@ func trainedSteps(t *model.Training) string {
 	switch {
 	case t == nil:
 		return "training not recorded"
+	case t.PriorSteps > 0:
+		return t.String()
 	case t.StoppedEarly:
 		return fmt.Sprintf("best held-out loss at step %d (stopped early at %d of %d)", t.Steps, t.RanSteps, t.TargetSteps)
 	default:

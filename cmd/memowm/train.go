@@ -96,6 +96,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	var q *opq.Quantizer
 	prec := uint(worldmodel.DefaultPrecision)
 	var start *worldmodel.Model
+	priorSteps := 0
 	switch {
 	case *opqPath != "":
 		if q, err = opq.Load(*opqPath); err != nil {
@@ -109,6 +110,8 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		q, prec = b.OPQ, b.Precision
 		if !presetSet {
 			start = b.Model
+			// The run continues the bundle's training: its record says so.
+			priorSteps = b.Training.TotalSteps()
 		}
 	default:
 		states, meta, err := readStates(*in, logf)
@@ -183,7 +186,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		tc := worldmodel.TrainConfig{Steps: *steps, Batch: *batch, LR: *lr, Warmup: *warmup, Clip: *clip,
-			Window: *window, NoActions: *noActions, NoCopy: *noCopy, Seed: *seed, Threads: *threads}
+			Window: *window, NoActions: *noActions, NoCopy: *noCopy, Seed: *seed, Threads: *threads, PriorSteps: priorSteps}
 		tc.WeightDecay = *wd
 		if *wd == 0 {
 			tc.WeightDecay = -1
@@ -204,6 +207,9 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	}
 	logf("fit wm: %s, %d parameters; %d steps of batch %d, lr %.3g (warm-up %d, cosine to %.3g), weight decay %g, clip %g, dropout %g, window %d, seed %d\n",
 		cfg.Preset, cfg.NumParams(), tc.Steps, tc.Batch, tc.LR, tc.Warmup, tc.MinLR, tc.WeightDecay, tc.Clip, cfg.Dropout, tc.Window, tc.Seed)
+	if tc.PriorSteps > 0 {
+		logf("fit wm: the starting weights had %d steps of earlier training; the bundle will record %d more\n", tc.PriorSteps, tc.Steps)
+	}
 
 	if *ckptEvery == 0 {
 		*ckptEvery = max(1, tc.Steps/10)
@@ -266,7 +272,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	stop()
 	// The bundle records how far training went, so that an interrupted
 	// run's weights are never taken for a trained model.
-	training := &model.Training{Steps: tr.StepsDone(), TargetSteps: tc.Steps, Interrupted: runErr != nil}
+	training := &model.Training{Steps: tr.StepsDone(), TargetSteps: tc.Steps, Interrupted: runErr != nil, PriorSteps: tc.PriorSteps}
 	stopped, bestStep, bestEval := tr.EarlyStop()
 	if runErr == nil && bestStep > 0 && bestStep < tr.StepsDone() || stopped {
 		// The model holds the best evaluation's weights.
@@ -315,7 +321,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		}
 	} else {
 		trained := fmt.Sprintf("trained %d steps", tc.Steps)
-		if b.Training.StoppedEarly {
+		if b.Training.StoppedEarly || b.Training.PriorSteps > 0 {
 			trained = b.Training.String()
 		}
 		fmt.Fprintf(stdout, "wrote %s (%s): world model %s, %d parameters, %s of batch %d on %d transitions; %s; precision %d\n",

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/memowm/memowm/entropy"
+	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
 )
@@ -186,5 +187,54 @@ func TestOrder1Bits(t *testing.T) {
 	got, err := order1Bits(worldmodel.Seqs(seqs), J, C)
 	if err != nil || got != want || n != 139+0+63+64+6 {
 		t.Fatalf("order1Bits %v %v, want %v over %d transitions", got, err, want, n)
+	}
+}
+
+// TestFitContinuesTraining: fit --stage wm --model B continues B's trained
+// world model, and the new bundle records the earlier runs' steps (through
+// a checkpoint too); --preset starts afresh and records none.
+func TestFitContinuesTraining(t *testing.T) {
+	dir := t.TempDir()
+	traj := filepath.Join(dir, "t.arrow")
+	if code, _, errs := memowm(t, "sim", "--episodes", "6", "--steps", "12", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	b := func(n string) string { return filepath.Join(dir, n+".mwb") }
+	steps := func(path string) (prior, total int) {
+		t.Helper()
+		m, err := model.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.CheckTrained(); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return m.Training.PriorSteps, m.Training.TotalSteps()
+	}
+	fit := func(args ...string) (string, string) {
+		t.Helper()
+		a := append([]string{"fit", "--stage", "wm", "--in", traj, "--batch", "4"}, args...)
+		code, out, errs := memowm(t, a...)
+		if code != 0 {
+			t.Fatalf("%v: status %d\n%s%s", a, code, out, errs)
+		}
+		return out, errs
+	}
+	fit("--preset", "tiny", "--steps", "3", "--out", b("a"))
+	out, errs := fit("--model", b("a"), "--steps", "2", "--out", b("b"))
+	if p, n := steps(b("b")); p != 3 || n != 5 || !strings.Contains(out, "trained 2 of 2 steps, after 3 steps of earlier runs (5 in all)") ||
+		!strings.Contains(errs, "the starting weights had 3 steps of earlier training") {
+		t.Fatalf("continued: prior %d, total %d\n%s%s", p, n, out, errs)
+	}
+	// A checkpoint of a continued run carries the earlier steps to --resume.
+	fit("--model", b("b"), "--steps", "2", "--checkpoint-every", "1", "--keep-checkpoint", "--out", b("c"))
+	fit("--resume", b("c")+".ckpt", "--steps", "3", "--out", b("d"))
+	if p, n := steps(b("d")); p != 5 || n != 8 {
+		t.Fatalf("resumed continuation: prior %d, total %d, want 5 and 8", p, n)
+	}
+	// --preset with --model takes the quantizer only: a fresh start.
+	fit("--model", b("b"), "--preset", "tiny", "--steps", "2", "--out", b("e"))
+	if p, n := steps(b("e")); p != 0 || n != 2 {
+		t.Fatalf("--preset: prior %d, total %d, want 0 and 2", p, n)
 	}
 }
