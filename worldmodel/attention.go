@@ -99,7 +99,25 @@ func (c *Config) attentionHeadTrain(out []float32, qkv []float32, n, h, from int
 // transposeCols sets dst (cols, rows) to the transpose of the rows x cols
 // block at src (row stride lds).
 func transposeCols(dst, src []float32, lds, rows, cols int) {
-	for r := 0; r < rows; r++ {
+	// Eight source rows at a time, so that each column's eight values land
+	// in one contiguous run of dst instead of eight cache lines.
+	r := 0
+	for ; r+8 <= rows; r += 8 {
+		s0 := src[r*lds:][:cols]
+		s1 := src[(r+1)*lds:][:cols]
+		s2 := src[(r+2)*lds:][:cols]
+		s3 := src[(r+3)*lds:][:cols]
+		s4 := src[(r+4)*lds:][:cols]
+		s5 := src[(r+5)*lds:][:cols]
+		s6 := src[(r+6)*lds:][:cols]
+		s7 := src[(r+7)*lds:][:cols]
+		for j := range s0 {
+			d := dst[j*rows+r:][:8]
+			d[0], d[1], d[2], d[3] = s0[j], s1[j], s2[j], s3[j]
+			d[4], d[5], d[6], d[7] = s4[j], s5[j], s6[j], s7[j]
+		}
+	}
+	for ; r < rows; r++ {
 		for j, v := range src[r*lds : r*lds+cols] {
 			dst[j*rows+r] = v
 		}

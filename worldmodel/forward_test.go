@@ -341,3 +341,27 @@ func TestInitDeterministic(t *testing.T) {
 		t.Errorf("fan-in init: std %g, want %g", std, want)
 	}
 }
+
+// TestTransposeCols: the blocked transpose equals the element-by-element
+// definition for row counts around its block of eight and a row stride wider
+// than the block.
+func TestTransposeCols(t *testing.T) {
+	for _, rows := range []int{1, 7, 8, 9, 16, 23} {
+		for _, cols := range []int{1, 3, 8} {
+			lds := cols + 5
+			src := make([]float32, rows*lds)
+			for i := range src {
+				src[i] = float32(i) + 0.5
+			}
+			dst := make([]float32, rows*cols)
+			transposeCols(dst, src, lds, rows, cols)
+			for r := 0; r < rows; r++ {
+				for j := 0; j < cols; j++ {
+					if got, want := dst[j*rows+r], src[r*lds+j]; got != want {
+						t.Fatalf("rows %d cols %d: dst[%d][%d] = %v, want %v", rows, cols, j, r, got, want)
+					}
+				}
+			}
+		}
+	}
+}

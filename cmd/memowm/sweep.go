@@ -23,8 +23,10 @@ import (
 
 func runSweep(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sweep", "(--train TRAIN --eval EVAL --presets a,b,... | --curve FILE) --out DIR",
-		"The capacity-vs-horizon study (paper A.4): train each preset on TRAIN (bundles\n"+
-			"already in DIR are reused; an interrupted training continues from its\n"+
+		"The capacity-vs-horizon study (paper A.4): train each preset on TRAIN (a\n"+
+			"bundle already in DIR is reused when trained the steps asked, trained on\n"+
+			"from its weights at half its preset's rate when trained fewer, never\n"+
+			"overwritten when trained more; an interrupted training continues from its\n"+
 			"checkpoint), measure its lossless episodic rate R(P) on EVAL,\n"+
 			"then S(P, N) = B(P)/N + R(P) over horizons N, where B(P) is the bundle's bytes\n"+
 			"x 8 (quantizer and FP32 weights, as stored), the best capacity per N, and the\n"+
@@ -36,7 +38,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	train := fs.String("train", "", "training trajectories")
 	eval := fs.String("eval", "", "held-out trajectories for R(P)")
 	presets := fs.String("presets", "tiny,small", "comma-separated world-model presets")
-	steps := fs.String("steps", "1000", "training steps: N for every preset, or per preset as tiny=20000,small=20000,base=6000")
+	steps := fs.String("steps", "1000", "training steps in all (earlier runs a bundle continued count): N for every preset, or per preset as tiny=20000,small=20000,base=6000")
 	valid := fs.String("valid", "", "held-out trajectories that training evaluates on (fit's --eval): for --patience; never --eval, on which R(P) is measured")
 	patience := fs.Int("patience", 0, "with --valid: stop a preset's training when this many evaluations in a row bring no gain, keeping its best weights")
 	evalEvery := fs.Int("eval-every", 0, "with --valid: evaluate every M steps (0: a tenth of the preset's steps)")
@@ -188,19 +190,45 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 	for _, p := range r.presets {
 		steps := r.steps[p]
 		path := filepath.Join(dir, p+".mwb")
-		reuse, why := reusableBundle(path, p, steps)
-		if !reuse && why != "" && !quiet {
-			fmt.Fprintf(stderr, "sweep: not reusing %s: %s; training it again\n", path, why)
+		plan, err := planPreset(path, p, steps)
+		if err != nil {
+			return nil, err
 		}
-		if !reuse {
+		if plan.why != "" && !quiet {
+			fmt.Fprintf(stderr, "sweep: not reusing %s: %s; training it again\n", path, plan.why)
+		}
+		switch {
+		case plan.reuse:
+			if !quiet {
+				fmt.Fprintf(stderr, "sweep: reusing %s\n", path)
+			}
+		case plan.from > 0:
+			// A finished run of fewer steps trains on from its weights, at
+			// half its preset's peak rate (a fresh warm-up and cosine).
 			start := time.Now()
-			args := []string{"--in", train, "--opq", opqPath, "--preset", p, "--steps", fmt.Sprint(steps), "--out", path}
+			if !quiet {
+				fmt.Fprintf(stderr, "sweep: training %s on from its %d steps to %d (lr %.3g)\n", path, plan.from, steps, plan.lr)
+			}
+			args := []string{"--in", train, "--model", path, "--steps", fmt.Sprint(steps - plan.from), "--lr", fmt.Sprint(plan.lr), "--out", path}
+			if r.valid != "" {
+				args = append(args, "--eval", r.valid, "--patience", fmt.Sprint(r.patience), "--eval-every", fmt.Sprint(r.evalEvery))
+			}
+			if err := runFitWM(append(args, q...), io.Discard, stderr); err != nil {
+				return nil, fmt.Errorf("preset %s: %w", p, err)
+			}
+			if !quiet {
+				fmt.Fprintf(stderr, "sweep: trained %s on in %.1f s\n", p, time.Since(start).Seconds())
+			}
+		default:
+			start := time.Now()
+			args := []string{"--in", train, "--opq", opqPath, "--preset", p, "--steps", fmt.Sprint(steps - plan.ckptPrior), "--out", path}
 			// An interrupted training of this sweep continues from its
-			// checkpoint (fit refuses one made on other data).
-			if ck := path + ".ckpt"; fileExists(ck) {
-				args = append(args, "--resume", ck)
+			// checkpoint (fit refuses one made on other data); one that
+			// continued an earlier run counts that run's steps.
+			if plan.ckpt != "" {
+				args = append(args, "--resume", plan.ckpt)
 				if !quiet {
-					fmt.Fprintf(stderr, "sweep: continuing %s from %s\n", p, ck)
+					fmt.Fprintf(stderr, "sweep: continuing %s from %s\n", p, plan.ckpt)
 				}
 			}
 			if r.valid != "" {
@@ -212,8 +240,6 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 			if !quiet {
 				fmt.Fprintf(stderr, "sweep: trained %s in %.1f s\n", p, time.Since(start).Seconds())
 			}
-		} else if !quiet {
-			fmt.Fprintf(stderr, "sweep: reusing %s\n", path)
 		}
 		b, pred, err := loadBundle(path)
 		if err != nil {
@@ -344,27 +370,70 @@ func openCodesWith(q *opq.Quantizer, whose, path string) (*trajectory.Reader, er
 	return r, nil
 }
 
-// reusableBundle reports whether the bundle at path is a finished training
-// run of preset for steps steps, which a sweep may reuse; if not, why (""
-// when there is no file).
-func reusableBundle(path, preset string, steps int) (bool, string) {
+// presetPlan is what a sweep does for one preset whose bundle is path.
+type presetPlan struct {
+	reuse     bool    // a finished run of the steps asked: measure it as it is
+	from      int     // > 0: a finished run of this many steps, trained on to the steps asked
+	lr        float64 // with from: the peak rate for the steps added
+	ckpt      string  // train from this checkpoint (an interrupted run of this sweep)
+	ckptPrior int     // with ckpt: the steps before the run the checkpoint continues
+	why       string  // why a file at path is trained again ("" when none is)
+}
+
+// planPreset decides from the bundle at path (if any) and its checkpoint
+// what the sweep does for preset trained to steps steps in all (earlier runs
+// that a bundle continued included). It never discards a model trained
+// longer than asked, or one of another preset or trained elsewhere: those
+// are errors that say how to keep them.
+func planPreset(path, preset string, steps int) (presetPlan, error) {
+	var plan presetPlan
+	if ck := path + ".ckpt"; fileExists(ck) {
+		c, err := worldmodel.LoadCheckpoint(ck)
+		if err != nil {
+			return plan, fmt.Errorf("%s: %w (remove it to train %s from the start)", ck, err, preset)
+		}
+		if c.Model.Config().Preset != preset {
+			return plan, fmt.Errorf("%s is a checkpoint of preset %s, not %s: move it away", ck, c.Model.Config().Preset, preset)
+		}
+		if c.Train.PriorSteps >= steps {
+			return plan, fmt.Errorf("%s continues a run of %d steps; the sweep asks %d in all: ask more, or remove the checkpoint", ck, c.Train.PriorSteps, steps)
+		}
+		plan.ckpt, plan.ckptPrior = ck, c.Train.PriorSteps
+	}
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return false, ""
+		return plan, nil
 	}
 	b, err := model.Load(path)
 	if err != nil {
-		return false, err.Error()
+		return plan, fmt.Errorf("%w (move it away to train %s again)", err, preset)
 	}
 	if got := b.Model.Config().Preset; got != preset {
-		return false, fmt.Sprintf("it holds preset %s", got)
+		return plan, fmt.Errorf("%s holds preset %s, not %s: move it away or use another --out", path, got, preset)
+	}
+	if b.Training != nil && b.Training.Imported != "" {
+		return plan, fmt.Errorf("%s holds weights trained elsewhere (imported): the sweep trains its own; move it away or use another --out", path)
+	}
+	if plan.ckpt != "" {
+		// An interrupted run continues from its checkpoint.
+		return plan, nil
 	}
 	if err := b.CheckTrained(); err != nil {
-		return false, err.Error()
+		plan.why = err.Error()
+		return plan, nil
 	}
-	if b.Training.TargetSteps != steps {
-		return false, fmt.Sprintf("it was trained for %d steps, the sweep asks %d", b.Training.TargetSteps, steps)
+	tr := b.Training
+	planned := tr.PriorSteps + tr.TargetSteps // an early stop finishes its run
+	switch {
+	case planned == steps:
+		plan.reuse = true
+	case planned > steps:
+		return plan, fmt.Errorf("%s was trained for %d steps in all, more than the %d asked: --steps %s=%d reuses it; fewer steps need another --out",
+			path, planned, steps, preset, planned)
+	default:
+		cfg := b.Model.Config()
+		plan.from, plan.lr = tr.TotalSteps(), cfg.DefaultLR()/2
 	}
-	return true, ""
+	return plan, nil
 }
 
 // parseSweepSteps reads --steps: one count for every preset ("20000"), or

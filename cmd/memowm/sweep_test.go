@@ -45,29 +45,62 @@ func TestSweep(t *testing.T) {
 	if !strings.Contains(out, "B = "+humanBytes(st.Size())+" (the bundle: quantizer, FP32 weights, policy)") || strings.Contains(out, "no bundle sizes") {
 		t.Fatalf("sweep --train does not count the bundle: %s", out)
 	}
-	// A bundle is reused only when it records a finished run of the same
-	// preset and steps: not after other steps, not after an interruption.
-	sweep := func(steps string) string {
+	// A bundle is reused when it records a finished run of the same preset
+	// and steps in all; a finished run of fewer steps trains on from its
+	// weights; one of more steps is never overwritten; an interrupted one
+	// is trained again.
+	sweepRun := func(steps string) (int, string) {
 		t.Helper()
 		code, out, errs := memowm(t, "sweep", "--train", traj, "--eval", traj, "--presets", "tiny", "--steps", steps, "--out", filepath.Join(dir, "b"))
+		return code, out + errs
+	}
+	sweep := func(steps string) string {
+		t.Helper()
+		code, errs := sweepRun(steps)
 		if code != 0 {
-			t.Fatalf("sweep --steps %s: %d\n%s%s", steps, code, out, errs)
+			t.Fatalf("sweep --steps %s: %d\n%s", steps, code, errs)
 		}
 		return errs
 	}
-	if errs := sweep("3"); !strings.Contains(errs, "not reusing") || !strings.Contains(errs, "trained for 2 steps, the sweep asks 3") {
-		t.Fatalf("other steps reused: %s", errs)
-	}
-	if errs := sweep("3"); !strings.Contains(errs, "sweep: reusing") {
-		t.Fatalf("a finished run was not reused: %s", errs)
-	}
 	tiny := filepath.Join(dir, "b", "tiny.mwb")
+	if errs := sweep("3"); !strings.Contains(errs, "sweep: training "+tiny+" on from its 2 steps to 3 (lr 0.0015)") ||
+		!strings.Contains(errs, "tiny, 168440 parameters; 1 steps of batch") || strings.Contains(errs, "reusing") {
+		t.Fatalf("a 2-step run was not trained on to 3: %s", errs)
+	}
 	b, err := model.Load(tiny)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Training == nil || !b.Training.Complete() || b.Training.Steps != 3 {
-		t.Fatalf("training record %v", b.Training)
+	if b.Training == nil || !b.Training.Complete() || b.Training.PriorSteps != 2 || b.Training.Steps != 1 || b.Training.TotalSteps() != 3 {
+		t.Fatalf("training record %+v", b.Training)
+	}
+	if errs := sweep("3"); !strings.Contains(errs, "sweep: reusing") || !strings.Contains(errs, "(3 in all)") {
+		t.Fatalf("a finished run was not reused: %s", errs)
+	}
+	before, err := os.ReadFile(tiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, errs := sweepRun("2"); code != 1 || !strings.Contains(errs, "trained for 3 steps in all, more than the 2 asked: --steps tiny=3 reuses it") {
+		t.Fatalf("a longer-trained bundle: %d %s", code, errs)
+	}
+	if after, err := os.ReadFile(tiny); err != nil || string(after) != string(before) {
+		t.Fatalf("the sweep changed a bundle it refused (%v)", err)
+	}
+	code, _, errs = memowm(t, "sweep", "--train", traj, "--eval", traj, "--presets", "small", "--steps", "2", "--out", filepath.Join(dir, "x"))
+	if code != 0 {
+		t.Fatalf("sweep small: %d %s", code, errs)
+	}
+	if err := os.Rename(filepath.Join(dir, "x", "small.mwb"), filepath.Join(dir, "x", "tiny.mwb")); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = memowm(t, "sweep", "--train", traj, "--eval", traj, "--presets", "tiny", "--steps", "2", "--out", filepath.Join(dir, "x"))
+	if code != 1 || !strings.Contains(errs, "holds preset small, not tiny: move it away") {
+		t.Fatalf("a bundle of another preset: %d %s", code, errs)
+	}
+	b, err = model.Load(tiny)
+	if err != nil {
+		t.Fatal(err)
 	}
 	b.Training = &model.Training{Steps: 1, TargetSteps: 3, Interrupted: true}
 	if err := b.Save(tiny); err != nil {
@@ -106,6 +139,22 @@ func TestSweep(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(e, "tiny.mwb.ckpt")); !os.IsNotExist(err) {
 		t.Fatalf("the finished run's checkpoint is still there: %v", err)
+	}
+	// The checkpoint of a run that continued an earlier one: the sweep
+	// counts the earlier steps in its total.
+	if code, _, errs := memowm(t, "fit", "--stage", "wm", "--in", traj, "--model", filepath.Join(e, "tiny.mwb"), "--steps", "2", "--keep-checkpoint",
+		"--out", filepath.Join(e, "tiny.mwb"), "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, errs := func() (int, string) {
+		code, out, errs := memowm(t, "sweep", "--train", traj, "--eval", traj, "--opq", opqFile, "--presets", "tiny", "--steps", "5", "--out", e)
+		return code, out + errs
+	}(); code != 1 || !strings.Contains(errs, "continues a run of 5 steps; the sweep asks 5 in all") {
+		t.Fatalf("a checkpoint past the steps asked: %d %s", code, errs)
+	}
+	code, out, errs = memowm(t, "sweep", "--train", traj, "--eval", traj, "--opq", opqFile, "--presets", "tiny", "--steps", "9", "--out", e)
+	if code != 0 || !strings.Contains(errs, "resumed "+filepath.Join(e, "tiny.mwb.ckpt")+" at step 2 of 4") || !strings.Contains(out, ", 9 steps") {
+		t.Fatalf("sweep after a continuation's checkpoint: %d\n%s%s", code, out, errs)
 	}
 	for _, c := range []struct {
 		args []string
