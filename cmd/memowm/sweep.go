@@ -197,6 +197,7 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 		if plan.why != "" && !quiet {
 			fmt.Fprintf(stderr, "sweep: not reusing %s: %s; training it again\n", path, plan.why)
 		}
+		var args []string
 		switch {
 		case plan.reuse:
 			if !quiet {
@@ -205,23 +206,12 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 		case plan.from > 0:
 			// A finished run of fewer steps trains on from its weights, at
 			// half its preset's peak rate (a fresh warm-up and cosine).
-			start := time.Now()
 			if !quiet {
 				fmt.Fprintf(stderr, "sweep: training %s on from its %d steps to %d (lr %.3g)\n", path, plan.from, steps, plan.lr)
 			}
-			args := []string{"--in", train, "--model", path, "--steps", fmt.Sprint(steps - plan.from), "--lr", fmt.Sprint(plan.lr), "--out", path}
-			if r.valid != "" {
-				args = append(args, "--eval", r.valid, "--patience", fmt.Sprint(r.patience), "--eval-every", fmt.Sprint(r.evalEvery))
-			}
-			if err := runFitWM(append(args, q...), io.Discard, stderr); err != nil {
-				return nil, fmt.Errorf("preset %s: %w", p, err)
-			}
-			if !quiet {
-				fmt.Fprintf(stderr, "sweep: trained %s on in %.1f s\n", p, time.Since(start).Seconds())
-			}
+			args = []string{"--in", train, "--model", path, "--steps", fmt.Sprint(steps - plan.from), "--lr", fmt.Sprint(plan.lr), "--out", path}
 		default:
-			start := time.Now()
-			args := []string{"--in", train, "--opq", opqPath, "--preset", p, "--steps", fmt.Sprint(steps - plan.ckptPrior), "--out", path}
+			args = []string{"--in", train, "--opq", opqPath, "--preset", p, "--steps", fmt.Sprint(steps - plan.ckptPrior), "--out", path}
 			// An interrupted training of this sweep continues from its
 			// checkpoint (fit refuses one made on other data); one that
 			// continued an earlier run counts that run's steps.
@@ -231,6 +221,9 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 					fmt.Fprintf(stderr, "sweep: continuing %s from %s\n", p, plan.ckpt)
 				}
 			}
+		}
+		if args != nil {
+			start := time.Now()
 			if r.valid != "" {
 				args = append(args, "--eval", r.valid, "--patience", fmt.Sprint(r.patience), "--eval-every", fmt.Sprint(r.evalEvery))
 			}
