@@ -377,9 +377,42 @@ type presetPlan struct {
 // what the sweep does for preset trained to steps steps in all (earlier runs
 // that a bundle continued included). It never discards a model trained
 // longer than asked, or one of another preset or trained elsewhere: those
-// are errors that say how to keep them.
+// are errors that say how to keep them. A checkpoint is resumed when no
+// finished bundle is as far along; an older one is left for the next
+// training to replace.
 func planPreset(path, preset string, steps int) (presetPlan, error) {
 	var plan presetPlan
+	var b *model.Bundle
+	if _, err := os.Stat(path); err == nil {
+		if b, err = model.Load(path); err != nil {
+			return plan, fmt.Errorf("%w (move it away to train %s again)", err, preset)
+		}
+		if got := b.Model.Config().Preset; got != preset {
+			return plan, fmt.Errorf("%s holds preset %s, not %s: move it away or use another --out", path, got, preset)
+		}
+		if b.Training != nil && b.Training.Imported != "" {
+			return plan, fmt.Errorf("%s holds weights trained elsewhere (imported): the sweep trains its own; move it away or use another --out", path)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return plan, err
+	}
+	var unfinished error
+	if b != nil {
+		unfinished = b.CheckTrained()
+	}
+	finished := b != nil && unfinished == nil
+	if finished {
+		tr := b.Training
+		planned := tr.PriorSteps + tr.TargetSteps // an early stop finishes its run
+		if planned == steps {
+			plan.reuse = true
+			return plan, nil
+		}
+		if planned > steps {
+			return plan, fmt.Errorf("%s was trained for %d steps in all, more than the %d asked: --steps %s=%d reuses it; fewer steps need another --out",
+				path, planned, steps, preset, planned)
+		}
+	}
 	if ck := path + ".ckpt"; fileExists(ck) {
 		c, err := worldmodel.LoadCheckpoint(ck)
 		if err != nil {
@@ -388,43 +421,20 @@ func planPreset(path, preset string, steps int) (presetPlan, error) {
 		if c.Model.Config().Preset != preset {
 			return plan, fmt.Errorf("%s is a checkpoint of preset %s, not %s: move it away", ck, c.Model.Config().Preset, preset)
 		}
-		if c.Train.PriorSteps >= steps {
-			return plan, fmt.Errorf("%s continues a run of %d steps; the sweep asks %d in all: ask more, or remove the checkpoint", ck, c.Train.PriorSteps, steps)
+		if !finished || c.Train.PriorSteps+c.Step >= b.Training.TotalSteps() {
+			if c.Train.PriorSteps >= steps {
+				return plan, fmt.Errorf("%s continues a run of %d steps; the sweep asks %d in all: ask more, or remove the checkpoint", ck, c.Train.PriorSteps, steps)
+			}
+			plan.ckpt, plan.ckptPrior = ck, c.Train.PriorSteps
+			return plan, nil
 		}
-		plan.ckpt, plan.ckptPrior = ck, c.Train.PriorSteps
 	}
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return plan, nil
-	}
-	b, err := model.Load(path)
-	if err != nil {
-		return plan, fmt.Errorf("%w (move it away to train %s again)", err, preset)
-	}
-	if got := b.Model.Config().Preset; got != preset {
-		return plan, fmt.Errorf("%s holds preset %s, not %s: move it away or use another --out", path, got, preset)
-	}
-	if b.Training != nil && b.Training.Imported != "" {
-		return plan, fmt.Errorf("%s holds weights trained elsewhere (imported): the sweep trains its own; move it away or use another --out", path)
-	}
-	if plan.ckpt != "" {
-		// An interrupted run continues from its checkpoint.
-		return plan, nil
-	}
-	if err := b.CheckTrained(); err != nil {
-		plan.why = err.Error()
-		return plan, nil
-	}
-	tr := b.Training
-	planned := tr.PriorSteps + tr.TargetSteps // an early stop finishes its run
 	switch {
-	case planned == steps:
-		plan.reuse = true
-	case planned > steps:
-		return plan, fmt.Errorf("%s was trained for %d steps in all, more than the %d asked: --steps %s=%d reuses it; fewer steps need another --out",
-			path, planned, steps, preset, planned)
-	default:
+	case finished:
 		cfg := b.Model.Config()
-		plan.from, plan.lr = tr.TotalSteps(), cfg.DefaultLR()/2
+		plan.from, plan.lr = b.Training.TotalSteps(), cfg.DefaultLR()/2
+	case b != nil:
+		plan.why = unfinished.Error()
 	}
 	return plan, nil
 }

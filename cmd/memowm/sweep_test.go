@@ -149,12 +149,30 @@ func TestSweep(t *testing.T) {
 	if code, errs := func() (int, string) {
 		code, out, errs := memowm(t, "sweep", "--train", traj, "--eval", traj, "--opq", opqFile, "--presets", "tiny", "--steps", "5", "--out", e)
 		return code, out + errs
-	}(); code != 1 || !strings.Contains(errs, "continues a run of 5 steps; the sweep asks 5 in all") {
-		t.Fatalf("a checkpoint past the steps asked: %d %s", code, errs)
+	}(); code != 1 || !strings.Contains(errs, "trained for 7 steps in all, more than the 5 asked") {
+		t.Fatalf("a bundle and checkpoint past the steps asked: %d %s", code, errs)
+	}
+	ckFile := filepath.Join(e, "tiny.mwb.ckpt")
+	stale, err := os.ReadFile(ckFile)
+	if err != nil {
+		t.Fatal(err)
 	}
 	code, out, errs = memowm(t, "sweep", "--train", traj, "--eval", traj, "--opq", opqFile, "--presets", "tiny", "--steps", "9", "--out", e)
-	if code != 0 || !strings.Contains(errs, "resumed "+filepath.Join(e, "tiny.mwb.ckpt")+" at step 2 of 4") || !strings.Contains(out, ", 9 steps") {
+	if code != 0 || !strings.Contains(errs, "resumed "+ckFile+" at step 2 of 4") || !strings.Contains(out, ", 9 steps") {
 		t.Fatalf("sweep after a continuation's checkpoint: %d\n%s%s", code, out, errs)
+	}
+	// A checkpoint older than the finished bundle is not resumed: the
+	// bundle is reused, or trained on.
+	if err := os.WriteFile(ckFile, stale, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = memowm(t, "sweep", "--train", traj, "--eval", traj, "--opq", opqFile, "--presets", "tiny", "--steps", "9", "--out", e)
+	if code != 0 || !strings.Contains(errs, "sweep: reusing") || !strings.Contains(out, ", 9 steps") {
+		t.Fatalf("sweep with a stale checkpoint, the steps of the bundle: %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = memowm(t, "sweep", "--train", traj, "--eval", traj, "--opq", opqFile, "--presets", "tiny", "--steps", "10", "--out", e)
+	if code != 0 || !strings.Contains(errs, "on from its 9 steps to 10") || strings.Contains(errs, "resumed") || !strings.Contains(out, ", 10 steps") {
+		t.Fatalf("sweep with a stale checkpoint, more steps: %d\n%s%s", code, out, errs)
 	}
 	for _, c := range []struct {
 		args []string
