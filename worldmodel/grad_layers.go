@@ -58,13 +58,7 @@ func colSumAdd(dst, x []float32, rows, k, threads int, part *[]float32) {
 	*part = grow(*part, chunks*k)
 	pt := *part
 	parallelRows(threads, rows, func(lo, hi int) {
-		acc := pt[lo/rowChunk*k:][:k]
-		copy(acc, x[lo*k:lo*k+k])
-		for r := lo + 1; r < hi; r++ {
-			for i, v := range x[r*k : r*k+k] {
-				acc[i] += v
-			}
-		}
+		fgemm.ColSum(pt[lo/rowChunk*k:][:k], x[lo*k:hi*k], hi-lo, k)
 	})
 	addParts(dst, pt, k, chunks, k, threads)
 }
@@ -117,7 +111,6 @@ func linearBackward(dx, dw, db, dy, x, w []float32, rows, in, out int, ws *fgemm
 //	dxhat = dy * g
 //	dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
 func layerNormBackward(dx, dg, db, dy, x, g, xhat []float32, rows, W, threads int, part *[]float32) {
-	invW := 1 / float32(W)
 	chunks := (rows + rowChunk - 1) / rowChunk
 	*part = grow(*part, chunks*2*W)
 	pt := *part
@@ -127,37 +120,7 @@ func layerNormBackward(dx, dg, db, dy, x, g, xhat []float32, rows, W, threads in
 		pg = pg[:W]
 		clear(pg)
 		clear(pb)
-		for r := lo; r < hi; r++ {
-			xr, dyr := x[r*W:r*W+W], dy[r*W:r*W+W]
-			xh, dxr := xhat[r*W:r*W+W], dx[r*W:r*W+W]
-			var s float32
-			for _, v := range xr {
-				s += v
-			}
-			mean := s * invW
-			var q float32
-			for _, v := range xr {
-				d := v - mean
-				q += d * d
-			}
-			rstd := 1 / sqrtf(q*invW+lnEps)
-			var m1, m2 float32
-			for i, v := range xr {
-				h := (v - mean) * rstd
-				xh[i] = h
-				d := dyr[i]
-				pg[i] += d * h
-				pb[i] += d
-				d *= g[i]
-				m1 += d
-				m2 += d * h
-			}
-			m1 *= invW
-			m2 *= invW
-			for i := range dxr {
-				dxr[i] = rstd * (dyr[i]*g[i] - m1 - xh[i]*m2)
-			}
-		}
+		fgemm.LayerNormBackward(dx[lo*W:hi*W], xhat[lo*W:hi*W], pg, pb, x[lo*W:hi*W], dy[lo*W:hi*W], g, hi-lo, W, lnEps)
 	})
 	addParts(dg, pt, 2*W, chunks, W, threads)
 	addParts(db, pt[W:], 2*W, chunks, W, threads)

@@ -28,7 +28,9 @@ import (
 //
 // The training forward (train true) and the whole backward compute their
 // matrix products with internal/fgemm (fused multiply-adds, blocked sums: fast,
-// not bit-exact) and attention with attentionHeadTrain. A forward with train
+// not bit-exact), their LayerNorms, biases, residual sums and column sums
+// with fgemm's row kernels (16 lanes at a time), and attention with
+// attentionHeadTrain. A forward with train
 // false (evaluation, tests) uses the inference's exact kernels and so gives
 // CPU.Forward's bits. Either way the results do not depend on the thread
 // count: fgemm's and every parallel loop's split is over outputs.
@@ -190,11 +192,15 @@ func (t *tape) forward(hs []History, train bool, dropSeed uint64) {
 		T.att, T.x1, T.ln2 = t.grow(T.att, R, W), t.grow(T.x1, R, W), t.grow(T.ln2, R, W)
 		T.pre, T.act = t.grow(T.pre, R, M), t.grow(T.act, R, M)
 		t.xs[l+1] = t.grow(t.xs[l+1], R, W)
-		parallelRows(t.threads, N, func(lo, hi int) {
-			layerNormTo(T.ln1[lo*W:hi*W], x[lo*W:hi*W], Lp.ln1g, Lp.ln1b, hi-lo, W)
-		})
+		t.layerNorm(T.ln1, x, Lp.ln1g, Lp.ln1b, N, W)
 		t.mul(T.qkv, T.ln1, Lp.wqkv, N, W, 3*W)
-		parallelRows(t.threads, N, func(lo, hi int) { addBias(T.qkv[lo*3*W:hi*3*W], Lp.bqkv, hi-lo, 3*W) })
+		parallelRows(t.threads, N, func(lo, hi int) {
+			if t.fast {
+				fgemm.AddBias(T.qkv[lo*3*W:hi*3*W], Lp.bqkv, hi-lo, 3*W)
+			} else {
+				addBias(T.qkv[lo*3*W:hi*3*W], Lp.bqkv, hi-lo, 3*W)
+			}
+		})
 		// x1 starts as the residual rows.
 		if last {
 			for b, h := range hs {
@@ -222,9 +228,7 @@ func (t *tape) forward(hs []History, train bool, dropSeed uint64) {
 			src = T.x1 // the gathered rows
 		}
 		T.drop1 = t.residualTo(T.x1, src, proj, Lp.bo, &T.mask1, R, W, rate, dropSeed, 1+2*l)
-		parallelRows(t.threads, R, func(lo, hi int) {
-			layerNormTo(T.ln2[lo*W:hi*W], T.x1[lo*W:hi*W], Lp.ln2g, Lp.ln2b, hi-lo, W)
-		})
+		t.layerNorm(T.ln2, T.x1, Lp.ln2g, Lp.ln2b, R, W)
 		t.mul(T.pre, T.ln2, Lp.w1, R, W, M)
 		parallelRows(t.threads, R, func(lo, hi int) {
 			copy(T.act[lo*M:hi*M], T.pre[lo*M:hi*M])
@@ -234,9 +238,7 @@ func (t *tape) forward(hs []History, train bool, dropSeed uint64) {
 		T.drop2 = t.residualTo(t.xs[l+1], T.x1, proj, Lp.b2, &T.mask2, R, W, rate, dropSeed, 2+2*l)
 	}
 	t.lnf = grow(t.lnf, Nq*W)
-	parallelRows(t.threads, Nq, func(lo, hi int) {
-		layerNormTo(t.lnf[lo*W:hi*W], t.xs[L][lo*W:hi*W], p.finalG, p.finalB, hi-lo, W)
-	})
+	t.layerNorm(t.lnf, t.xs[L], p.finalG, p.finalB, Nq, W)
 	if cap(t.outs) < B {
 		t.outs = make([]Output, B)
 	}
@@ -257,6 +259,19 @@ func (t *tape) grow(b []float32, rows, width int) []float32 {
 		capRows = t.Nq
 	}
 	return make([]float32, n, max(n, capRows*width))
+}
+
+// layerNorm sets out (rows, W) to the LayerNorm of x's rows, rows split
+// across goroutines: fgemm's kernel in a training forward, forward.go's exact
+// layerNormTo otherwise.
+func (t *tape) layerNorm(out, x, g, b []float32, rows, W int) {
+	parallelRows(t.threads, rows, func(lo, hi int) {
+		if t.fast {
+			fgemm.LayerNorm(out[lo*W:hi*W], x[lo*W:hi*W], g, b, hi-lo, W, lnEps)
+		} else {
+			layerNormTo(out[lo*W:hi*W], x[lo*W:hi*W], g, b, hi-lo, W)
+		}
+	})
 }
 
 // mul sets c (n, k) = a (n, inner) b (inner, k): fgemm in a training
@@ -282,6 +297,14 @@ func (t *tape) residualTo(dst, src, y, b []float32, buf *[]float32, rows, k int,
 	parallelRows(t.threads, rows, func(lo, hi int) {
 		if mask != nil {
 			dropMask(mask[lo*k:hi*k], rate, seed, stream, lo/rowChunk)
+		}
+		if t.fast {
+			var m []float32
+			if mask != nil {
+				m = mask[lo*k : hi*k]
+			}
+			fgemm.Residual(dst[lo*k:hi*k], src[lo*k:hi*k], y[lo*k:hi*k], b, m, hi-lo, k)
+			return
 		}
 		for r := lo; r < hi; r++ {
 			d, s, yr := dst[r*k:r*k+k], src[r*k:r*k+k], y[r*k:r*k+k]
@@ -414,11 +437,7 @@ func (t *tape) backward(g *Params) {
 		linearBackward(dln2, Lg.w1, Lg.b1, t.dmlp2, T.ln2, Lp.w1, R, W, M, t.ws, &t.part)
 		// d x1 = dx + LN2 backward.
 		layerNormBackward(dbranch, Lg.ln2g, Lg.ln2b, dln2, T.x1, Lp.ln2g, t.xhat, R, W, th, &t.part)
-		parallelRows(th, R, func(lo, hi int) {
-			for i := lo * W; i < hi*W; i++ {
-				dx[i] += dbranch[i]
-			}
-		})
+		parallelRows(th, R, func(lo, hi int) { fgemm.Add(dx[lo*W:hi*W], dbranch[lo*W:hi*W]) })
 		// Attention branch: x1 = x[rows] + drop(att Wo + bo).
 		maskTo(dbranch, dx[:R*W], T.drop1, th)
 		datt := t.dln[:R*W]
@@ -447,11 +466,7 @@ func (t *tape) backward(g *Params) {
 				}
 			}
 		} else {
-			parallelRows(th, N, func(lo, hi int) {
-				for i := lo * W; i < hi*W; i++ {
-					dxin[i] += dx[i]
-				}
-			})
+			parallelRows(th, N, func(lo, hi int) { fgemm.Add(dxin[lo*W:hi*W], dx[lo*W:hi*W]) })
 		}
 		t.dx, t.dx2 = t.dx2, t.dx
 		dx = t.dx[:N*W]

@@ -49,3 +49,19 @@ func kernel8x32(kc int, a, b, c *float32, ldc int, load int, ast int, bst int)
 
 //go:noescape
 func kernel8x32r(kc int, a, b, c *float32, ldc int, load int, lda int, bst int)
+
+// layerNormRows16, layerNormBackRows16, add16 and residual16 are norm.go's
+// kernels on rows of a multiple of 16 floats; norm_amd64.s says what each
+// computes.
+//
+//go:noescape
+func layerNormRows16(out, x, gain, b *float32, rows, w int, invW, eps float32)
+
+//go:noescape
+func layerNormBackRows16(dx, xhat, dg, db, x, dy, gain *float32, rows, w int, invW, eps float32)
+
+//go:noescape
+func add16(dst, src *float32, n int)
+
+//go:noescape
+func residual16(dst, src, y, b, mask *float32, rows, w int)

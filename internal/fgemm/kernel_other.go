@@ -34,3 +34,17 @@ func kernel8x32(kc int, a, b, c *float32, ldc int, load int, ast int, bst int) {
 func kernel8x32r(kc int, a, b, c *float32, ldc int, load int, lda int, bst int) {
 	panic("fgemm: no assembly kernel in this build")
 }
+
+func layerNormRows16(out, x, gain, b *float32, rows, w int, invW, eps float32) {
+	panic("fgemm: no assembly kernel in this build")
+}
+
+func layerNormBackRows16(dx, xhat, dg, db, x, dy, gain *float32, rows, w int, invW, eps float32) {
+	panic("fgemm: no assembly kernel in this build")
+}
+
+func add16(dst, src *float32, n int) { panic("fgemm: no assembly kernel in this build") }
+
+func residual16(dst, src, y, b, mask *float32, rows, w int) {
+	panic("fgemm: no assembly kernel in this build")
+}
