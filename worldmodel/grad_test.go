@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/memowm/memowm/internal/fgemm"
 )
 
 // microConfig is a model small enough to check every parameter's gradient
@@ -173,6 +175,49 @@ func TestGradientsFiniteDifferences(t *testing.T) {
 			} else if testing.Verbose() {
 				t.Logf("%-24s relative error %.2e, worst element %.2e (|fd| max %.3g)", tn.Name, rel, worst, scale)
 			}
+		}
+	}
+}
+
+// TestCodeNLLFast checks the training loss's fast per-coordinate terms
+// against codeNLL in float64: the same -ln p, and gradients that match
+// central differences of codeNLL, with the copy gate on the true code and
+// off it.
+func TestCodeNLLFast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 21))
+	const C = 64
+	for trial := 0; trial < 6; trial++ {
+		l := make([]float32, C)
+		for i := range l {
+			l[i] = float32(2 * rng.NormFloat64())
+		}
+		gl := float32(rng.NormFloat64())
+		y := rng.IntN(C)
+		prev := y
+		if trial%2 == 1 {
+			prev = (y + 1) % C
+		}
+		dl := make([]float32, C)
+		mx, z := make([]float32, 1), make([]float32, 1)
+		fgemm.ExpRows(dl, l, 1, C, mx, z)
+		const w = 0.5
+		nll, dg := codeNLLFast(dl, l[y], mx[0], z[0], gl, y, prev, w)
+		if want := codeNLL(l, gl, y, prev); math.Abs(nll-want) > 1e-5*(1+want) {
+			t.Fatalf("trial %d: nll %g, want %g", trial, nll, want)
+		}
+		const h = 1e-2
+		for c := 0; c < C; c++ {
+			up, dn := append([]float32(nil), l...), append([]float32(nil), l...)
+			up[c] += h
+			dn[c] -= h
+			num := (codeNLL(up, gl, y, prev) - codeNLL(dn, gl, y, prev)) / (2 * h)
+			if got := float64(dl[c]) / w; math.Abs(got-num) > 1e-3*(1+math.Abs(num)) {
+				t.Fatalf("trial %d: d/dl[%d] = %g, numerical %g", trial, c, got, num)
+			}
+		}
+		num := (codeNLL(l, gl+h, y, prev) - codeNLL(l, gl-h, y, prev)) / (2 * h)
+		if math.Abs(dg-num) > 1e-3*(1+math.Abs(num)) {
+			t.Fatalf("trial %d: d/dgate = %g, numerical %g", trial, dg, num)
 		}
 	}
 }

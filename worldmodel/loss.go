@@ -1,6 +1,10 @@
 package worldmodel
 
-import "math"
+import (
+	"math"
+
+	"github.com/memowm/memowm/internal/fgemm"
+)
 
 // The training objective, in bits. For one history b with next state z
 // (targets) and validity flags v (nil: every slot valid):
@@ -25,55 +29,59 @@ type lossStats struct {
 }
 
 // codeNLL returns -ln p(y) of coordinate logits l (C), gate logit gl and
-// previous code prev, and (when dl != nil) writes d(-ln p)/dl into dl and
-// returns d/dgate. noGate treats the gate as closed (a = 0).
+// previous code prev, in float64 (the evaluation's exact-enough path; the
+// training step's gradient is codeNLLFast's):
 //
-// With q = softmax(l), a = sigmoid(gl), p = a [y = prev] + (1 - a) q_y:
+//	q = softmax(l), a = sigmoid(gl), p = a [y = prev] + (1 - a) q_y
+//
+// and the gradient codeNLLFast writes is
 //
 //	d/dl_c    = rho (q_c - [c = y]),  rho = (1 - a) q_y / p
 //	d/dgate   = -a (1 - a) ([y = prev] - q_y) / p
-func codeNLL(dl []float32, l []float32, gl float32, y, prev int) (nll, dgate float64) {
+func codeNLL(l []float32, gl float32, y, prev int) float64 {
 	mx := l[0]
 	for _, v := range l {
 		if v > mx {
 			mx = v
 		}
 	}
-	var ebuf [256]float64
-	e := ebuf[:len(l)]
 	var z float64
-	for c, v := range l {
-		e[c] = math.Exp(float64(v - mx))
-		z += e[c]
+	for _, v := range l {
+		z += math.Exp(float64(v - mx))
 	}
 	logq := float64(l[y]-mx) - math.Log(z) // log q_y
+	logp, _, _ := gateTerms(logq, gl, y == prev)
+	return -logp
+}
+
+// gateTerms returns, for log q_y of the softmax and gate logit gl, log p(y)
+// of the gated mixture, rho = (1 - a) q_y / p and d(-ln p)/dgate (codeNLL's
+// terms); same says y is the previous code.
+func gateTerms(logq float64, gl float32, same bool) (logp, rho, dgate float64) {
 	qy := math.Exp(logq)
 	g := float64(gl)
 	// log a = -softplus(-g), log(1-a) = -softplus(g).
 	log1ma := -softplus(g)
 	a := 1 / (1 + math.Exp(-g))
-	var logp, rho float64
-	if y == prev {
+	if same {
 		// p = a + (1 - a) q_y = 1 - (1 - a)(1 - q_y)
 		p := a + (1-a)*qy
-		logp = math.Log(p)
-		rho = math.Exp(log1ma+logq) / p
-		dgate = -a * (1 - a) * (1 - qy) / p
-	} else {
-		logp = log1ma + logq
-		rho = 1
-		dgate = a // -a(1-a)(-q_y) / ((1-a) q_y)
+		return math.Log(p), math.Exp(log1ma+logq) / p, -a * (1 - a) * (1 - qy) / p
 	}
-	if dl != nil {
-		iz := 1 / z
-		for c := range l {
-			q := e[c] * iz
-			if c == y {
-				q -= 1
-			}
-			dl[c] = float32(rho * q)
-		}
+	return log1ma + logq, 1, a // dgate = -a(1-a)(-q_y) / ((1-a) q_y)
+}
+
+// codeNLLFast is codeNLL for training, with the row's exponentials from
+// fgemm.ExpRows: dl holds e^(l - mx) on entry (sum z) and leaves with w times
+// d(-ln p)/dl; the returned d/dgate is not scaled. ly is l[y].
+func codeNLLFast(dl []float32, ly, mx, z, gl float32, y, prev int, w float64) (nll, dgate float64) {
+	logq := float64(ly-mx) - math.Log(float64(z))
+	logp, rho, dgate := gateTerms(logq, gl, y == prev)
+	f := float32(rho * w / float64(z))
+	for c := range dl {
+		dl[c] *= f
 	}
+	dl[y] -= float32(rho * w)
 	return -logp, dgate
 }
 
@@ -91,7 +99,9 @@ func softplus(x float64) float64 {
 // lossGrad computes the loss of t.outs against the targets, and, when grad
 // is true, the output gradients t.dlog, t.dgate and t.dvalid scaled by
 // 1/len(targets) (the batch mean). noGate closes the copy gate (the
-// ablation without it).
+// ablation without it). With grad the logits' exponentials are
+// fgemm.ExpRows' (float32, 16 lanes: training needs no exactness); without
+// it (evaluation) codeNLL computes them in float64.
 func (t *tape) lossGrad(targets []Step, grad, noGate bool) lossStats {
 	c := &t.m.cfg
 	S, J, C := c.Slots, c.Coords(), c.Codewords
@@ -103,30 +113,34 @@ func (t *tape) lossGrad(targets []Step, grad, noGate bool) lossStats {
 	valid := make([]float64, B)
 	wCode := 1 / (float64(B) * float64(J) * ln2)
 	wValid := 1 / (float64(B) * float64(S) * ln2)
+	if grad {
+		t.lmx, t.lsum = grow(t.lmx, B*J), grow(t.lsum, B*J)
+	}
 	parallelN(t.threads, B, func(b int) {
 		o := &t.outs[b]
 		var sum float64
+		if grad {
+			// The training step's exponentials, 16 lanes at a time.
+			fgemm.ExpRows(t.dlog[b*J*C:(b+1)*J*C], o.Logits[:J*C], J, C, t.lmx[b*J:(b+1)*J], t.lsum[b*J:(b+1)*J])
+		}
 		for j := 0; j < J; j++ {
-			var dl []float32
-			if grad {
-				dl = t.dlog[(b*J+j)*C : (b*J+j+1)*C]
-			}
 			gl := o.Gate[j]
 			prev := int(o.Prev[j])
 			if noGate {
 				gl, prev = -1e4, -1
 			}
-			nll, dg := codeNLL(dl, o.Logits[j*C:(j+1)*C], gl, int(targets[b].Codes[j]), prev)
-			sum += nll
-			if grad {
-				for i := range dl {
-					dl[i] = float32(float64(dl[i]) * wCode)
-				}
-				if noGate {
-					dg = 0
-				}
-				t.dgate[b*J+j] = float32(dg * wCode)
+			y := int(targets[b].Codes[j])
+			if !grad {
+				sum += codeNLL(o.Logits[j*C:(j+1)*C], gl, y, prev)
+				continue
 			}
+			dl := t.dlog[(b*J+j)*C : (b*J+j+1)*C]
+			nll, dg := codeNLLFast(dl, o.Logits[j*C+y], t.lmx[b*J+j], t.lsum[b*J+j], gl, y, prev, wCode)
+			sum += nll
+			if noGate {
+				dg = 0
+			}
+			t.dgate[b*J+j] = float32(dg * wCode)
 		}
 		code[b] = sum / ln2
 		var vs float64

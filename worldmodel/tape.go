@@ -86,6 +86,7 @@ type tape struct {
 	acts         []actionScratch // one per goroutine
 	agrad        *actionGrads
 	dlog         []float32 // (B, J, C) gradient of the logits
+	lmx, lsum    []float32 // (B, J) each logit row's maximum and sum of exponentials (lossGrad)
 	dgate        []float32 // (B, J)
 	dvalid       []float32 // (B, S)
 }

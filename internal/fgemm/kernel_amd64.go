@@ -65,3 +65,8 @@ func add16(dst, src *float32, n int)
 
 //go:noescape
 func residual16(dst, src, y, b, mask *float32, rows, w int)
+
+// expRows16 is ExpRows on rows of a multiple of 16 floats (vec_amd64.s).
+//
+//go:noescape
+func expRows16(e, x *float32, rows, w int, mx, sum *float32)

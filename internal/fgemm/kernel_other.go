@@ -48,3 +48,7 @@ func add16(dst, src *float32, n int) { panic("fgemm: no assembly kernel in this 
 func residual16(dst, src, y, b, mask *float32, rows, w int) {
 	panic("fgemm: no assembly kernel in this build")
 }
+
+func expRows16(e, x *float32, rows, w int, mx, sum *float32) {
+	panic("fgemm: no assembly kernel in this build")
+}

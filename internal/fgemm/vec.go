@@ -111,3 +111,33 @@ func SoftmaxColsBackward(dp, p []float32, rows, cols int, scale float32) {
 		}
 	}
 }
+
+// ExpRows sets, for each row r of x (rows, w > 0), mx[r] to the row's
+// maximum, e's row to exp(x - mx[r]) and sum[r] to the sum of e's row: the
+// pieces of a softmax (e / sum) and of its log (x - mx - log sum) over each
+// row. e may be x. It panics if a slice is too short.
+func ExpRows(e, x []float32, rows, w int, mx, sum []float32) {
+	if rows < 0 || w <= 0 || len(e) < rows*w || len(x) < rows*w || len(mx) < rows || len(sum) < rows {
+		panic(fmt.Sprintf("fgemm: ExpRows shape %d x %d does not fit slices of %d, %d, %d, %d", rows, w, len(e), len(x), len(mx), len(sum)))
+	}
+	if rows == 0 {
+		return
+	}
+	if useAsm && w%16 == 0 {
+		expRows16(&e[0], &x[0], rows, w, &mx[0], &sum[0])
+		return
+	}
+	for r := 0; r < rows; r++ {
+		xr, er := x[r*w:r*w+w], e[r*w:r*w+w]
+		m := xr[0]
+		for _, v := range xr {
+			m = max(m, v)
+		}
+		var s float32
+		for i, v := range xr {
+			er[i] = float32(math.Exp(float64(v - m)))
+			s += er[i]
+		}
+		mx[r], sum[r] = m, s
+	}
+}

@@ -202,3 +202,81 @@ bset:
 bdone:
 	VZEROUPPER
 	RET
+
+// HREDUCE sets every lane of r to op over r's 16 lanes, with t.
+#define HREDUCE(op, r, t) \
+	VSHUFF32X4 $0x4e, r, r, t; \
+	op         t, r, r; \
+	VSHUFF32X4 $0xb1, r, r, t; \
+	op         t, r, r; \
+	VPERMILPS  $0x4e, r, t; \
+	op         t, r, r; \
+	VPERMILPS  $0xb1, r, t; \
+	op         t, r, r
+
+// func expRows16(e, x *float32, rows, w int, mx, sum *float32)
+//
+// For each row r of x (rows rows of w floats, w a multiple of 16): mx[r] =
+// the row's maximum, e's row = exp(x - mx[r]), sum[r] = the sum of e's row.
+TEXT ·expRows16(SB), NOSPLIT, $0-48
+	MOVQ e+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ rows+16(FP), CX
+	MOVQ w+24(FP), DX
+	MOVQ mx+32(FP), R9
+	MOVQ sum+40(FP), R10
+	VBROADCASTSS vecconst<>+16(SB), Z20
+	VBROADCASTSS vecconst<>+28(SB), Z24
+	VBROADCASTSS vecconst<>+32(SB), Z25
+	VBROADCASTSS vecconst<>+36(SB), Z26
+	VBROADCASTSS vecconst<>+40(SB), Z27
+	VBROADCASTSS vecconst<>+44(SB), Z28
+	VBROADCASTSS vecconst<>+48(SB), Z29
+	VBROADCASTSS vecconst<>+52(SB), Z30
+	MOVQ  DX, R11
+	SHLQ  $2, R11
+	SHRQ  $4, DX
+	TESTQ CX, CX
+	JEQ   edone
+	TESTQ DX, DX
+	JEQ   edone
+
+erow:
+	VBROADCASTSS vecconst<>+56(SB), Z0
+	MOVQ SI, AX
+	MOVQ DX, BX
+
+emax:
+	VMAXPS (AX), Z0, Z0
+	ADDQ   $64, AX
+	DECQ   BX
+	JNE    emax
+	HREDUCE(VMAXPS, Z0, Z1)
+	VPXORD Z1, Z1, Z1
+	MOVQ   SI, AX
+	MOVQ   DI, R8
+	MOVQ   DX, BX
+
+eexp:
+	VMOVUPS (AX), Z2
+	VSUBPS  Z0, Z2, Z2
+	EXP(Z2, Z3)
+	VMOVUPS Z2, (R8)
+	VADDPS  Z2, Z1, Z1
+	ADDQ    $64, AX
+	ADDQ    $64, R8
+	DECQ    BX
+	JNE     eexp
+	HREDUCE(VADDPS, Z1, Z3)
+	VMOVSS X0, (R9)
+	VMOVSS X1, (R10)
+	ADDQ   $4, R9
+	ADDQ   $4, R10
+	ADDQ   R11, SI
+	ADDQ   R11, DI
+	DECQ   CX
+	JNE    erow
+
+edone:
+	VZEROUPPER
+	RET

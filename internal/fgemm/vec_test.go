@@ -99,3 +99,47 @@ func TestSoftmaxCols(t *testing.T) {
 		}
 	})
 }
+
+// TestExpRows compares ExpRows with float64 over widths on and off the
+// 16-lane multiple, in place and not.
+func TestExpRows(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(9, 9))
+		for _, sh := range [][2]int{{1, 16}, {3, 64}, {5, 20}, {2, 3}, {7, 256}} {
+			rows, w := sh[0], sh[1]
+			x := randSlice(rng, rows*w)
+			for i := range x {
+				x[i] *= 12
+			}
+			e, mx, sum := make([]float32, rows*w), make([]float32, rows), make([]float32, rows)
+			ExpRows(e, x, rows, w, mx, sum)
+			in := append([]float32(nil), x...)
+			ExpRows(in, in, rows, w, make([]float32, rows), make([]float32, rows))
+			for r := 0; r < rows; r++ {
+				m := math.Inf(-1)
+				for _, v := range x[r*w : r*w+w] {
+					m = math.Max(m, float64(v))
+				}
+				if float64(mx[r]) != m {
+					t.Fatalf("%dx%d: mx[%d] = %g, want %g", rows, w, r, mx[r], m)
+				}
+				var s float64
+				for i, v := range x[r*w : r*w+w] {
+					want := math.Exp(float64(v) - m)
+					s += want
+					// x - mx is rounded to float32 first: a relative error of
+					// up to |x - mx| 2^-24 before the exponential.
+					if d := math.Abs(float64(e[r*w+i]) - want); d > (1e-6+1.2e-7*(m-float64(v)))*want+1e-30 {
+						t.Fatalf("%dx%d: e[%d][%d] = %g, want %g", rows, w, r, i, e[r*w+i], want)
+					}
+					if in[r*w+i] != e[r*w+i] {
+						t.Fatalf("%dx%d: in place e[%d][%d] = %g, not %g", rows, w, r, i, in[r*w+i], e[r*w+i])
+					}
+				}
+				if d := math.Abs(float64(sum[r]) - s); d > 1e-5*s {
+					t.Fatalf("%dx%d: sum[%d] = %g, want %g", rows, w, r, sum[r], s)
+				}
+			}
+		}
+	})
+}
