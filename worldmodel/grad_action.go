@@ -1,11 +1,13 @@
 package worldmodel
 
 import (
+	"github.com/memowm/memowm/internal/fgemm"
 	"github.com/memowm/memowm/trajectory"
 )
 
 // The backward of the action encoder (action.go, gru.go). Gradients are
-// added into g, a Params-shaped gradient.
+// added into g, a Params-shaped gradient; each weight row's gradient and the
+// matching input gradient are one fgemm.AxpyDot (16 lanes, not exact).
 
 // actionScratch is the scratch of one action's backward.
 type actionScratch struct {
@@ -69,13 +71,7 @@ func (m *Model) actionBackward(g *Params, dout []float32, a *trajectory.Action, 
 	}
 	df := s.dfeat
 	for r := 0; r < F; r++ {
-		fr, wr, gr := feat[r], p.actW[r*W:(r+1)*W], g.actW[r*W:(r+1)*W]
-		var acc float32
-		for i, d := range dout[:W] {
-			gr[i] += fr * d
-			acc += wr[i] * d
-		}
-		df[r] = acc
+		df[r] = fgemm.AxpyDot(g.actW[r*W:(r+1)*W], p.actW[r*W:(r+1)*W], dout[:W], feat[r])
 	}
 	for i := 0; i < A; i++ {
 		g.typeEmb[typ*A+i] += df[i]
@@ -113,33 +109,19 @@ func (m *Model) actionBackward(g *Params, dout []float32, a *trajectory.Action, 
 		b := int(a.Payload[t])
 		x := p.byteEmb[b*Y:][:Y]
 		for k := 0; k < Y; k++ {
-			wr, gr := p.gruWx[k*3*P:(k+1)*3*P], g.gruWx[k*3*P:(k+1)*3*P]
-			var acc float32
-			for i, d := range dxp {
-				gr[i] += x[k] * d
-				acc += wr[i] * d
-			}
-			g.byteEmb[b*Y+k] += acc
+			g.byteEmb[b*Y+k] += fgemm.AxpyDot(g.gruWx[k*3*P:(k+1)*3*P], p.gruWx[k*3*P:(k+1)*3*P], dxp, x[k])
 		}
 		for k := 0; k < P; k++ {
-			wr, gr := p.gruWh[k*3*P:(k+1)*3*P], g.gruWh[k*3*P:(k+1)*3*P]
-			var acc float32
-			for i, d := range dhp {
-				gr[i] += h[k] * d
-				acc += wr[i] * d
-			}
-			dh[k] += acc
+			dh[k] += fgemm.AxpyDot(g.gruWh[k*3*P:(k+1)*3*P], p.gruWh[k*3*P:(k+1)*3*P], dhp, h[k])
 		}
 	}
 }
 
-// vecMat: out (k) = x (n) w (n, k), summed over n in order.
+// vecMat: out (k) = x (n) w (n, k), summed over n in order (fgemm.Axpy:
+// the training's recomputation, not exact).
 func vecMat(out, x, w []float32, k int) {
 	clear(out[:k])
 	for l, v := range x {
-		wr := w[l*k : l*k+k]
-		for j := range out[:k] {
-			out[j] += v * wr[j]
-		}
+		fgemm.Axpy(out[:k], w[l*k:l*k+k], v)
 	}
 }

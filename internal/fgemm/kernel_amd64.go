@@ -70,3 +70,8 @@ func residual16(dst, src, y, b, mask *float32, rows, w int)
 //
 //go:noescape
 func expRows16(e, x *float32, rows, w int, mx, sum *float32)
+
+// axpyDot16 is AxpyDot on a multiple of 16 floats (norm_amd64.s).
+//
+//go:noescape
+func axpyDot16(gr, w, d *float32, n int, f float32) float32

@@ -52,3 +52,7 @@ func residual16(dst, src, y, b, mask *float32, rows, w int) {
 func expRows16(e, x *float32, rows, w int, mx, sum *float32) {
 	panic("fgemm: no assembly kernel in this build")
 }
+
+func axpyDot16(gr, w, d *float32, n int, f float32) float32 {
+	panic("fgemm: no assembly kernel in this build")
+}

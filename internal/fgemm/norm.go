@@ -164,3 +164,29 @@ func Residual(dst, src, y, b, mask []float32, rows, w int) {
 		}
 	}
 }
+
+// AxpyDot sets g[i] += f d[i] and returns the sum of w[i] d[i], for i <
+// len(d): one pass of a small layer's backward (a weight row's gradient and
+// the input's). It panics if g or w is shorter than d.
+func AxpyDot(g, w, d []float32, f float32) float32 {
+	n := len(d)
+	if len(g) < n || len(w) < n {
+		panic(fmt.Sprintf("fgemm: AxpyDot of %d floats with slices of %d, %d", n, len(g), len(w)))
+	}
+	i := 0
+	var acc float32
+	if useAsm && n >= 16 {
+		i = n &^ 15
+		acc = axpyDot16(&g[0], &w[0], &d[0], i, f)
+	}
+	for ; i < n; i++ {
+		g[i] += f * d[i]
+		acc += w[i] * d[i]
+	}
+	return acc
+}
+
+// Axpy sets g[i] += f d[i] for i < len(d). It panics if g is shorter.
+func Axpy(g, d []float32, f float32) {
+	AxpyDot(g, d, d, f) // the dot product is a free by-product; dropped
+}

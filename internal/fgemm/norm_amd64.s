@@ -251,3 +251,34 @@ rvec:
 rdone:
 	VZEROUPPER
 	RET
+
+// func axpyDot16(gr, w, d *float32, n int, f float32) float32
+// gr[i] += f d[i] for i < n (a multiple of 16); returns the sum of w[i] d[i].
+TEXT ·axpyDot16(SB), NOSPLIT, $0-44
+	MOVQ         gr+0(FP), DI
+	MOVQ         w+8(FP), SI
+	MOVQ         d+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VBROADCASTSS f+32(FP), Z20
+	VXORPS       Z0, Z0, Z0
+	VXORPS       Z1, Z1, Z1
+	SHRQ         $4, CX
+	JEQ          xddone
+
+xdloop:
+	VMOVUPS     (R8), Z2
+	VMOVUPS     (DI), Z3
+	VFMADD231PS Z2, Z20, Z3
+	VMOVUPS     Z3, (DI)
+	VFMADD231PS (SI), Z2, Z0
+	ADDQ        $64, DI
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	DECQ        CX
+	JNE         xdloop
+
+xddone:
+	HSUM(Z0, Z1)
+	VMOVSS X0, ret+40(FP)
+	VZEROUPPER
+	RET

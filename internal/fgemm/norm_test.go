@@ -174,3 +174,28 @@ func TestRowKernelsPanic(t *testing.T) {
 		}()
 	}
 }
+
+// TestAxpyDot checks AxpyDot against float64 at lengths around the 16-lane
+// strips.
+func TestAxpyDot(t *testing.T) {
+	withKernels(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(10, 10))
+		for _, n := range []int{1, 15, 16, 17, 48, 96, 128, 131} {
+			g, w, d := randSlice(rng, n), randSlice(rng, n), randSlice(rng, n)
+			g0 := append([]float32(nil), g...)
+			f := float32(rng.NormFloat64())
+			got := AxpyDot(g, w, d, f)
+			var want float64
+			for i := range d {
+				want += float64(w[i]) * float64(d[i])
+				wg := float64(g0[i]) + float64(f)*float64(d[i])
+				if e := math.Abs(float64(g[i]) - wg); e > 1e-6*(1+math.Abs(wg)) {
+					t.Fatalf("n=%d: g[%d] = %g, want %g", n, i, g[i], wg)
+				}
+			}
+			if e := math.Abs(float64(got) - want); e > 1e-5*(1+math.Abs(want)) {
+				t.Fatalf("n=%d: dot %g, want %g", n, got, want)
+			}
+		}
+	})
+}
