@@ -15,7 +15,10 @@
 //	c[i*ldc+j] = s
 //
 // The AVX2 kernel keeps a 4 x 16 block of c in registers and walks l in the
-// same order; lanes are independent elements, never partial sums of one.
+// same order; lanes are independent elements, never partial sums of one. Rows
+// left over below a multiple of 4 (and vector-matrix products, n = 1) run a
+// 1 x 16 kernel of the same order; columns past a multiple of 16 run the
+// plain loop.
 //
 // MulParTo and MulPackedTo (gemm.go) compute the same result with an
 // AVX-512 8 x 32 kernel, cache blocking and goroutines: the inner dimension

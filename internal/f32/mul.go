@@ -25,6 +25,15 @@ func MulTo(c []float32, ldc int, a []float32, lda int, b []float32, ldb int, n, 
 				mulRef(c[i*ldc+kb:], ldc, a[i*lda:], lda, b[kb:], ldb, 4, inner, k-kb)
 			}
 		}
+		// The last rows (and vector-matrix products) one at a time.
+		for ; i < n && kb > 0; i++ {
+			for j := 0; j < kb; j += 16 {
+				kernel1x16(&c[i*ldc+j], &a[i*lda], &b[j], ldb, inner)
+			}
+			if kb < k {
+				mulRef(c[i*ldc+kb:], ldc, a[i*lda:], lda, b[kb:], ldb, 1, inner, k-kb)
+			}
+		}
 	}
 	if i < n {
 		mulRef(c[i*ldc:], ldc, a[i*lda:], lda, b, ldb, n-i, inner, k)

@@ -12,3 +12,9 @@ var useAsm = cpu.X86.HasAVX2
 //
 //go:noescape
 func kernel4x16(c *float32, ldc int, a *float32, lda int, b *float32, ldb int, inner int)
+
+// kernel1x16 is kernel4x16 for one row of a: c[0:16] = a[0:inner] times the
+// inner x 16 block at b (stride ldb), in the package's order.
+//
+//go:noescape
+func kernel1x16(c *float32, a *float32, b *float32, ldb int, inner int)

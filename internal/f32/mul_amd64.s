@@ -76,3 +76,37 @@ done:
 	VMOVUPS Y7, 32(DI)
 	VZEROUPPER
 	RET
+
+// func kernel1x16(c *float32, a *float32, b *float32, ldb int, inner int)
+//
+// kernel4x16 for one row: Y0, Y1 hold c[0:16]; for each l in order,
+// c = c + float32(a[l] b[l][0:16]) per lane (a multiply, then an add: no
+// fused rounding).
+TEXT ·kernel1x16(SB), NOSPLIT, $0-40
+	MOVQ   c+0(FP), DI
+	MOVQ   a+8(FP), SI
+	MOVQ   b+16(FP), DX
+	MOVQ   ldb+24(FP), R10
+	MOVQ   inner+32(FP), CX
+	SHLQ   $2, R10
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+loop1:
+	TESTQ        CX, CX
+	JEQ          done1
+	VBROADCASTSS (SI), Y10
+	VMULPS       (DX), Y10, Y11
+	VADDPS       Y11, Y0, Y0
+	VMULPS       32(DX), Y10, Y12
+	VADDPS       Y12, Y1, Y1
+	ADDQ         $4, SI
+	ADDQ         R10, DX
+	DECQ         CX
+	JMP          loop1
+
+done1:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VZEROUPPER
+	RET
