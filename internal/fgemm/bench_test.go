@@ -273,3 +273,45 @@ func leads(m, k, n int, f Flags) (lda, ldb int) {
 	}
 	return lda, ldb
 }
+
+// BenchmarkRowKernels times the training's row kernels on small's shapes
+// (512 rows of 128, the logits' 1024 rows of 64), AVX-512 against the plain
+// Go loops in the same process: bytes/s counts each kernel's input rows once.
+func BenchmarkRowKernels(b *testing.B) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	const rows, w = 512, 128
+	x, dy, y := randSlice(rng, rows*w), randSlice(rng, rows*w), randSlice(rng, rows*w)
+	g, bias := randSlice(rng, w), randSlice(rng, w)
+	out, xhat := make([]float32, rows*w), make([]float32, rows*w)
+	dg, db := make([]float32, w), make([]float32, w)
+	logits, e := randSlice(rng, 1024*64), make([]float32, 1024*64)
+	mx, sum := make([]float32, 1024), make([]float32, 1024)
+	for _, k := range []struct {
+		name  string
+		bytes int
+		run   func()
+	}{
+		{"layernorm", rows * w * 4, func() { LayerNorm(out, x, g, bias, rows, w, 1e-5) }},
+		{"layernorm_backward", rows * w * 4, func() { LayerNormBackward(out, xhat, dg, db, x, dy, g, rows, w, 1e-5) }},
+		{"residual", rows * w * 4, func() { Residual(out, x, y, bias, dy, rows, w) }},
+		{"expRows_1024x64", 1024 * 64 * 4, func() { ExpRows(e, logits, 1024, 64, mx, sum) }},
+	} {
+		for _, asm := range []bool{true, false} {
+			if asm && !useAsm {
+				continue
+			}
+			name := k.name + "/go"
+			if asm {
+				name = k.name + "/asm"
+			}
+			b.Run(name, func(b *testing.B) {
+				defer func(u bool) { useAsm = u }(useAsm)
+				useAsm = asm
+				b.SetBytes(int64(k.bytes))
+				for i := 0; i < b.N; i++ {
+					k.run()
+				}
+			})
+		}
+	}
+}
