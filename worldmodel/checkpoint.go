@@ -19,19 +19,24 @@ import (
 // not stopped:
 //
 //	magic     [8]byte "MWMCKPT\n"
-//	version   uint32 (1)
+//	version   uint32 (2; version 1, without early stopping, is still read)
 //	header    uint32 length + JSON: steps done, the TrainConfig, the
-//	          training data's fingerprint and example count
+//	          training data's fingerprint and example count, and (version 2)
+//	          the early-stopping state of a run with patience
 //	weights   uint64 length + a weights file (Model.WriteTo)
 //	moments   uint64 count P, then AdamW's m and v (P float32 each, little endian)
+//	best      (version 2, when the header's early_stop has a step) the
+//	          weights of the lowest evaluation so far, P float32
 //	crc       uint32, CRC-32C of every byte before it
 //
 // The data order and the dropout masks are functions of the seed and the
-// step, so they need no state.
+// step, so they need no state. A run with patience resumed from a checkpoint
+// keeps its lowest evaluation, its weights and the count of evaluations
+// without a gain, so it stops where and with what the uninterrupted run would.
 
 const (
 	ckptMagic   = "MWMCKPT\n"
-	ckptVersion = 1
+	ckptVersion = 2
 )
 
 // ErrCheckpoint: a file that is not a valid checkpoint, or one that does not
@@ -43,13 +48,28 @@ type ckptHeader struct {
 	Train       TrainConfig `json:"train"`
 	Fingerprint uint32      `json:"data_crc32c"`
 	Examples    int         `json:"examples"`
+	// EarlyStop is the early-stopping state (nil before a run's first
+	// evaluation with patience).
+	EarlyStop *ckptEarlyStop `json:"early_stop,omitempty"`
+}
+
+// ckptEarlyStop is earlyStop without its weights (which follow the moments).
+type ckptEarlyStop struct {
+	Step int       `json:"best_step"`
+	Eval EvalStats `json:"best"`
+	Ref  float64   `json:"ref_bits"`
+	Bad  int       `json:"evals_without_gain"`
 }
 
 // WriteCheckpoint writes the trainer's state to w.
 func (t *Trainer) WriteCheckpoint(w io.Writer) error {
 	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)
-	hdr, err := json.Marshal(ckptHeader{Step: t.step, Train: t.tc, Fingerprint: t.fp, Examples: len(t.ex)})
+	h := ckptHeader{Step: t.step, Train: t.tc, Fingerprint: t.fp, Examples: len(t.ex)}
+	if t.es.step > 0 {
+		h.EarlyStop = &ckptEarlyStop{Step: t.es.step, Eval: t.es.ev, Ref: t.es.ref, Bad: t.es.bad}
+	}
+	hdr, err := json.Marshal(h)
 	if err != nil {
 		return err
 	}
@@ -74,7 +94,11 @@ func (t *Trainer) WriteCheckpoint(w io.Writer) error {
 	if m == nil {
 		m, v = make([]float32, P), make([]float32, P)
 	}
-	for _, s := range [][]float32{m, v} {
+	sections := [][]float32{m, v}
+	if h.EarlyStop != nil {
+		sections = append(sections, t.es.w)
+	}
+	for _, s := range sections {
 		for _, x := range s {
 			binary.LittleEndian.PutUint32(b[:4], math.Float32bits(x))
 			bw.Write(b[:4])
@@ -102,6 +126,7 @@ type Checkpoint struct {
 	Train TrainConfig
 	fp    uint32
 	m, v  []float32
+	es    *earlyStop // nil: none recorded
 }
 
 // ReadCheckpoint reads a checkpoint. Damaged input gives an error wrapping
@@ -126,8 +151,8 @@ func ReadCheckpoint(r io.Reader) (*Checkpoint, error) {
 	if string(b[:8]) != ckptMagic {
 		return nil, bad("bad magic")
 	}
-	if v := binary.LittleEndian.Uint32(b[8:12]); v != ckptVersion {
-		return nil, bad("version %d (this build reads %d)", v, ckptVersion)
+	if v := binary.LittleEndian.Uint32(b[8:12]); v != 1 && v != ckptVersion {
+		return nil, bad("version %d (this build reads 1 and %d)", v, ckptVersion)
 	}
 	hl := binary.LittleEndian.Uint32(b[12:16])
 	if hl > 1<<20 {
@@ -162,8 +187,16 @@ func ReadCheckpoint(r io.Reader) (*Checkpoint, error) {
 	}
 	ck := &Checkpoint{Model: m, Step: h.Step, Train: h.Train, fp: h.Fingerprint}
 	ck.m, ck.v = make([]float32, P), make([]float32, P)
+	sections := [][]float32{ck.m, ck.v}
+	if e := h.EarlyStop; e != nil {
+		if e.Step < 1 || e.Step > h.Step || e.Bad < 0 {
+			return nil, bad("early stopping at step %d (%d evaluations without a gain) in a checkpoint at step %d", e.Step, e.Bad, h.Step)
+		}
+		ck.es = &earlyStop{step: e.Step, ev: e.Eval, ref: e.Ref, bad: e.Bad, w: make([]float32, P)}
+		sections = append(sections, ck.es.w)
+	}
 	raw := make([]byte, 4*P)
-	for _, s := range [][]float32{ck.m, ck.v} {
+	for _, s := range sections {
 		if _, err := io.ReadFull(tr, raw); err != nil {
 			return nil, short(err)
 		}
@@ -226,5 +259,8 @@ func (ck *Checkpoint) ResumeOn(data Corpus, steps, threads int) (*Trainer, error
 	}
 	t.step = ck.Step
 	t.opt.m, t.opt.v = ck.m, ck.v
+	if ck.es != nil {
+		t.es, t.keepES = *ck.es, true
+	}
 	return t, nil
 }

@@ -1,9 +1,13 @@
 package worldmodel
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -150,5 +154,83 @@ func TestDefaultLR(t *testing.T) {
 	tr, err = NewTrainer(m, microSequences(rand.New(rand.NewPCG(1, 1)), &cfg, 2, 3), TrainConfig{Steps: 10})
 	if err != nil || tr.Config().LR != 3e-3 {
 		t.Fatalf("%+v %v", tr.Config(), err)
+	}
+}
+
+// TestResumeKeepsEarlyStop: a run with patience interrupted after its
+// lowest evaluation and resumed from its checkpoint stops at the same step
+// with the same weights and best evaluation as the run that was never
+// interrupted (the checkpoint carries the lowest evaluation, its weights and
+// the count without a gain). A version-1 checkpoint, which has none of it,
+// still reads.
+func TestResumeKeepsEarlyStop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	cfg := microConfig()
+	seqs := microSequences(rng, &cfg, 3, 4)
+	held := microSequences(rng, &cfg, 2, 4)
+	tc := TrainConfig{Steps: 40, Batch: 2, Seed: 3}
+	rc := RunConfig{Eval: Seqs(held), EvalEvery: 3, Patience: 2, MinDelta: 0.9}
+
+	m, _ := New(cfg, 1)
+	tr, _ := NewTrainer(m, seqs, tc)
+	if err := tr.Run(context.Background(), rc); err != nil {
+		t.Fatal(err)
+	}
+	wantStopped, wantBest, wantEv := tr.EarlyStop()
+
+	for _, at := range []int{4, 7, 8} { // after the first evaluation, after the second, one step later
+		path := filepath.Join(t.TempDir(), "run.ckpt")
+		m2, _ := New(cfg, 1)
+		t2, _ := NewTrainer(m2, seqs, tc)
+		ctx, cancel := context.WithCancel(context.Background())
+		irc := rc
+		irc.Checkpoint = path
+		irc.Progress = func(p Progress) {
+			if p.Step == at {
+				cancel()
+			}
+		}
+		if err := t2.Run(ctx, irc); !errors.Is(err, context.Canceled) {
+			t.Fatalf("interrupted at %d: %v", at, err)
+		}
+		cancel()
+		ck, err := LoadCheckpoint(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t3, err := ck.Resume(seqs, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := t3.Run(context.Background(), rc); err != nil {
+			t.Fatal(err)
+		}
+		stopped, best, ev := t3.EarlyStop()
+		if stopped != wantStopped || best != wantBest || ev != wantEv || t3.StepsDone() != tr.StepsDone() {
+			t.Fatalf("resumed at %d: stopped %v at %d, best %d %+v; uninterrupted: stopped %v at %d, best %d %+v",
+				at, stopped, t3.StepsDone(), best, ev, wantStopped, tr.StepsDone(), wantBest, wantEv)
+		}
+		if i := diffAt(t3.Model().Params().Data, m.p.Data); i >= 0 {
+			t.Fatalf("resumed at %d: weight %d differs from the uninterrupted run's", at, i)
+		}
+	}
+
+	// Version 1: the same layout without early stopping.
+	m4, _ := New(cfg, 1)
+	t4, _ := NewTrainer(m4, seqs, tc)
+	t4.Step()
+	var buf bytes.Buffer
+	if err := t4.WriteCheckpoint(&buf); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	binary.LittleEndian.PutUint32(b[8:12], 1)
+	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], crc32.MakeTable(crc32.Castagnoli)))
+	if ck, err := ReadCheckpoint(bytes.NewReader(b)); err != nil || ck.Step != 1 || ck.es != nil {
+		t.Fatalf("version 1: %v", err)
+	}
+	binary.LittleEndian.PutUint32(b[8:12], 3)
+	if _, err := ReadCheckpoint(bytes.NewReader(b)); !errors.Is(err, ErrCheckpoint) {
+		t.Fatalf("version 3: %v", err)
 	}
 }

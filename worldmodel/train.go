@@ -142,6 +142,8 @@ type Trainer struct {
 	wb  []windowBuf // the batch's windows, from a corpus not in memory
 	err error       // the first failed read (Err)
 	es  earlyStop
+	// keepES: es came from a checkpoint, and the next Run continues it.
+	keepES bool
 }
 
 // StepStats describe one optimizer step.
@@ -443,7 +445,10 @@ func (t *Trainer) Run(ctx context.Context, rc RunConfig) error {
 		return fmt.Errorf("%w: early stopping with patience %d needs held-out sequences evaluated every N >= 1 steps and 0 <= min delta < 1 (have %d sequences, every %d, min delta %g)",
 			ErrConfig, rc.Patience, nEval, rc.EvalEvery, rc.MinDelta)
 	}
-	t.es = earlyStop{}
+	if !t.keepES {
+		t.es = earlyStop{}
+	}
+	t.keepES = false
 	start := time.Now()
 	startStep := t.step
 	var tokens, flops int64

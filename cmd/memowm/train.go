@@ -164,6 +164,9 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		logf("fit wm: resumed %s at step %d of %d\n", *resume, ck.Step, tr.Config().Steps)
+		if _, best, ev := tr.EarlyStop(); best > 0 {
+			logf("fit wm: early stopping so far: best held-out %.1f bits/transition at step %d\n", ev.BitsPerTransition, best)
+		}
 	} else {
 		if start == nil {
 			cfg, err := worldmodel.Preset(*preset)
