@@ -110,19 +110,24 @@ func newTape(m *Model, threads int) *tape {
 func dropMask(mask []float32, rate float64, seed uint64, stream, chunk int) {
 	var rng rand.PCG
 	rng.Seed(seed, 0x64726f70<<32|uint64(stream)<<20|uint64(chunk)) // "drop"
-	keep := float32(1 / (1 - rate))
+	vals := [2]float32{0, float32(1 / (1 - rate))} // dropped, kept
 	thr := uint64(rate * 65536)
-	var bits uint64
-	for i := range mask {
-		if i%4 == 0 {
-			bits = rng.Uint64()
+	i := 0
+	for ; i+4 <= len(mask); i += 4 {
+		bits := rng.Uint64()
+		m := mask[i : i+4 : i+4]
+		// 1 - ((x - thr) >> 63) is 1 when x >= thr (kept), without a branch.
+		m[0] = vals[1-((bits&0xffff-thr)>>63)]
+		m[1] = vals[1-((bits>>16&0xffff-thr)>>63)]
+		m[2] = vals[1-((bits>>32&0xffff-thr)>>63)]
+		m[3] = vals[1-((bits>>48-thr)>>63)]
+	}
+	if i < len(mask) {
+		bits := rng.Uint64()
+		for ; i < len(mask); i++ {
+			mask[i] = vals[1-((bits&0xffff-thr)>>63)]
+			bits >>= 16
 		}
-		if bits&0xffff < thr {
-			mask[i] = 0
-		} else {
-			mask[i] = keep
-		}
-		bits >>= 16
 	}
 }
 

@@ -48,3 +48,13 @@ func BenchmarkTrainStep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDropMask times a dropout mask of 8,192 floats (64 rows of small's
+// width 128) at rate 0.1.
+func BenchmarkDropMask(b *testing.B) {
+	mask := make([]float32, 64*128)
+	b.SetBytes(int64(4 * len(mask)))
+	for i := 0; i < b.N; i++ {
+		dropMask(mask, 0.1, uint64(i), 1, 2)
+	}
+}

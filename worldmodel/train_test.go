@@ -286,3 +286,36 @@ func TestInitOutputPriors(t *testing.T) {
 		t.Fatalf("bias %v", b[:2*C])
 	}
 }
+
+// TestDropMask checks dropMask against the plain form of its rule (draw by
+// draw, four 16-bit draws per 64-bit number) and its rate.
+func TestDropMask(t *testing.T) {
+	for _, rate := range []float64{0, 0.1, 0.5} {
+		for _, n := range []int{1, 3, 4, 7, 4096, 4099} {
+			got := make([]float32, n)
+			dropMask(got, rate, 42, 3, 5)
+			var rng rand.PCG
+			rng.Seed(42, 0x64726f70<<32|3<<20|5)
+			keep := float32(1 / (1 - rate))
+			var bits uint64
+			dropped := 0
+			for i := range got {
+				if i%4 == 0 {
+					bits = rng.Uint64()
+				}
+				want := keep
+				if bits&0xffff < uint64(rate*65536) {
+					want = 0
+					dropped++
+				}
+				bits >>= 16
+				if got[i] != want {
+					t.Fatalf("rate %g, n %d: mask[%d] = %g, want %g", rate, n, i, got[i], want)
+				}
+			}
+			if n == 4099 && math.Abs(float64(dropped)/float64(n)-rate) > 0.03 {
+				t.Fatalf("rate %g: dropped %d of %d", rate, dropped, n)
+			}
+		}
+	}
+}
