@@ -110,7 +110,8 @@ func newTape(m *Model, threads int) *tape {
 func dropMask(mask []float32, rate float64, seed uint64, stream, chunk int) {
 	var rng rand.PCG
 	rng.Seed(seed, 0x64726f70<<32|uint64(stream)<<20|uint64(chunk)) // "drop"
-	vals := [2]float32{0, float32(1 / (1 - rate))} // dropped, kept
+	// vals[0] is a dropped unit's multiplier, vals[1] a kept one's.
+	vals := [2]float32{0, float32(1 / (1 - rate))}
 	thr := uint64(rate * 65536)
 	i := 0
 	for ; i+4 <= len(mask); i += 4 {
