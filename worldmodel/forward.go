@@ -293,7 +293,7 @@ func (r *CPU) forward(dst []Output, hs []History) {
 		}
 	}
 	layerNormTo(r.ln[:Nq*W], r.xq, p.finalG, p.finalB, Nq, W)
-	r.parallel(B, func(_, b int) { r.heads(&dst[b], r.ln[b*S*W:(b+1)*S*W], hs[b]) })
+	r.parallel(B, func(_, b int) { r.heads(&dst[b], r.ln[b*S*W:(b+1)*S*W], hs[b], nil) })
 }
 
 // embed writes the input tokens:
@@ -338,7 +338,12 @@ func (r *CPU) embed(hs []History, start []int) {
 }
 
 // heads computes one history's outputs from its final hidden rows hf (S, W).
-func (r *CPU) heads(o *Output, hf []float32, h History) {
+//
+// embT, when not nil, is the code embedding transposed per coordinate (J, E,
+// C: codeEmbT): each coordinate's logits are then one internal/f32 product
+// of its piece and that (E, C) block, which sums in the same order as the
+// loop and so gives the same bits.
+func (r *CPU) heads(o *Output, hf []float32, h History, embT []float32) {
 	c, p := &r.m.cfg, r.m.p
 	S, G, C, E, W := c.Slots, c.Subspaces, c.Codewords, c.CodeDim, c.Width()
 	J := S * G
@@ -356,13 +361,20 @@ func (r *CPU) heads(o *Output, hf []float32, h History) {
 			piece := hf[s*W+g*E : s*W+g*E+E]
 			emb := p.codeEmb[j*C*E : (j+1)*C*E]
 			lg := o.Logits[j*C : j*C+C]
-			for cw := 0; cw < C; cw++ {
-				e := emb[cw*E : cw*E+E]
-				var sum float32
-				for d, v := range piece {
-					sum += float32(v * e[d])
+			if embT != nil {
+				f32.MulTo(lg, C, piece, E, embT[j*E*C:(j+1)*E*C], C, 1, E, C)
+				for cw, b := range p.codeBias[j*C : j*C+C] {
+					lg[cw] += b
 				}
-				lg[cw] = sum + p.codeBias[j*C+cw]
+			} else {
+				for cw := 0; cw < C; cw++ {
+					e := emb[cw*E : cw*E+E]
+					var sum float32
+					for d, v := range piece {
+						sum += float32(v * e[d])
+					}
+					lg[cw] = sum + p.codeBias[j*C+cw]
+				}
 			}
 			cw := p.copyW[j*E : j*E+E]
 			var sum float32

@@ -87,6 +87,7 @@ type tape struct {
 	agrad        *actionGrads
 	dlog         []float32 // (B, J, C) gradient of the logits
 	lmx, lsum    []float32 // (B, J) each logit row's maximum and sum of exponentials (lossGrad)
+	embT, gembT  []float32 // (J, E, C) the code embedding transposed per coordinate, and its gradient
 	dgate        []float32 // (B, J)
 	dvalid       []float32 // (B, S)
 }
@@ -250,7 +251,8 @@ func (t *tape) forward(hs []History, train bool, dropSeed uint64) {
 		t.outs = make([]Output, B)
 	}
 	t.outs = t.outs[:B]
-	parallelN(t.threads, B, func(b int) { t.cpu.heads(&t.outs[b], t.lnf[b*S*W:(b+1)*S*W], hs[b]) })
+	t.transposeEmb()
+	parallelN(t.threads, B, func(b int) { t.cpu.heads(&t.outs[b], t.lnf[b*S*W:(b+1)*S*W], hs[b], t.embT) })
 }
 
 // grow returns b resliced to rows x width floats; when short it allocates
@@ -266,6 +268,27 @@ func (t *tape) grow(b []float32, rows, width int) []float32 {
 		capRows = t.Nq
 	}
 	return make([]float32, n, max(n, capRows*width))
+}
+
+// transposeEmb sets t.embT to the code embedding (J, C, E) transposed per
+// coordinate (J, E, C), coordinates split across goroutines: the heads'
+// products read it (with the same bits as the loop over codes), and the
+// backward's run along codes.
+func (t *tape) transposeEmb() {
+	c := &t.m.cfg
+	J, C, E := c.Coords(), c.Codewords, c.CodeDim
+	t.embT = grow(t.embT, J*E*C)
+	emb := t.m.p.codeEmb
+	parallelRows(t.threads, J, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			src, dst := emb[j*C*E:(j+1)*C*E], t.embT[j*E*C:(j+1)*E*C]
+			for cw := 0; cw < C; cw++ {
+				for k := 0; k < E; k++ {
+					dst[k*C+cw] = src[cw*E+k]
+				}
+			}
+		}
+	})
 }
 
 // layerNorm sets out (rows, W) to the LayerNorm of x's rows, rows split
@@ -343,33 +366,37 @@ func (t *tape) backward(g *Params) {
 	t.xhat, t.dqkv = t.grow(t.xhat, N, W), t.grow(t.dqkv, N, 3*W)
 
 	// Heads: logits[b,s,g,c] = piece . emb[s,g,c] + bias; gate = piece . copyW + copyB.
+	// Per coordinate and code dimension k, along the codes (the transposed
+	// embedding of the forward): d piece[k] = embT[k] . dl and
+	// gembT[k] += piece[k] dl, one fgemm.AxpyDot; gembT is added into the
+	// gradient (J, C, E) at the end.
 	dlnf := t.dln[:Nq*W]
+	t.gembT = grow(t.gembT, J*E*C)
 	parallelN(th, J, func(j int) {
 		s, gi := j/G, j%G
-		emb := p.codeEmb[j*C*E : (j+1)*C*E]
-		gemb := g.codeEmb[j*C*E : (j+1)*C*E]
+		embT, gembT := t.embT[j*E*C:(j+1)*E*C], t.gembT[j*E*C:(j+1)*E*C]
+		clear(gembT)
+		gbias := g.codeBias[j*C : (j+1)*C]
 		cw := p.copyW[j*E : j*E+E]
 		for b := 0; b < B; b++ {
 			piece := t.lnf[(b*S+s)*W+gi*E:][:E]
 			dp := dlnf[(b*S+s)*W+gi*E:][:E]
-			clear(dp)
 			dl := t.dlog[(b*J+j)*C : (b*J+j)*C+C]
-			for cc, d := range dl {
-				if d == 0 {
-					continue
-				}
-				g.codeBias[j*C+cc] += d
-				e, ge := emb[cc*E:cc*E+E], gemb[cc*E:cc*E+E]
-				for k := range dp {
-					dp[k] += d * e[k]
-					ge[k] += d * piece[k]
-				}
+			fgemm.Add(gbias, dl)
+			for k := range dp {
+				dp[k] = fgemm.AxpyDot(gembT[k*C:(k+1)*C], embT[k*C:(k+1)*C], dl, piece[k])
 			}
 			dg := t.dgate[b*J+j]
 			g.copyB[j] += dg
 			for k := range dp {
 				dp[k] += dg * cw[k]
 				g.copyW[j*E+k] += dg * piece[k]
+			}
+		}
+		gemb := g.codeEmb[j*C*E : (j+1)*C*E]
+		for cc := 0; cc < C; cc++ {
+			for k := 0; k < E; k++ {
+				gemb[cc*E+k] += gembT[k*C+cc]
 			}
 		}
 	})
