@@ -32,7 +32,9 @@ import (
 // The data order and the dropout masks are functions of the seed and the
 // step, so they need no state. A run with patience resumed from a checkpoint
 // keeps its lowest evaluation, its weights and the count of evaluations
-// without a gain, so it stops where and with what the uninterrupted run would.
+// without a gain, so it stops where and with what the uninterrupted run would
+// (a checkpoint written when the run stopped resumes as stopped; resumed
+// without patience, the state is dropped).
 
 const (
 	ckptMagic   = "MWMCKPT\n"
@@ -59,6 +61,9 @@ type ckptEarlyStop struct {
 	Eval EvalStats `json:"best"`
 	Ref  float64   `json:"ref_bits"`
 	Bad  int       `json:"evals_without_gain"`
+	// Stopped: the run had stopped on its plateau (the checkpoint's
+	// weights are the best evaluation's); a resumed Run does nothing.
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // WriteCheckpoint writes the trainer's state to w.
@@ -67,7 +72,7 @@ func (t *Trainer) WriteCheckpoint(w io.Writer) error {
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)
 	h := ckptHeader{Step: t.step, Train: t.tc, Fingerprint: t.fp, Examples: len(t.ex)}
 	if t.es.step > 0 {
-		h.EarlyStop = &ckptEarlyStop{Step: t.es.step, Eval: t.es.ev, Ref: t.es.ref, Bad: t.es.bad}
+		h.EarlyStop = &ckptEarlyStop{Step: t.es.step, Eval: t.es.ev, Ref: t.es.ref, Bad: t.es.bad, Stopped: t.es.stopped}
 	}
 	hdr, err := json.Marshal(h)
 	if err != nil {
@@ -189,10 +194,13 @@ func ReadCheckpoint(r io.Reader) (*Checkpoint, error) {
 	ck.m, ck.v = make([]float32, P), make([]float32, P)
 	sections := [][]float32{ck.m, ck.v}
 	if e := h.EarlyStop; e != nil {
+		if binary.LittleEndian.Uint32(b[8:12]) == 1 {
+			return nil, bad("early stopping state in a version 1 checkpoint")
+		}
 		if e.Step < 1 || e.Step > h.Step || e.Bad < 0 {
 			return nil, bad("early stopping at step %d (%d evaluations without a gain) in a checkpoint at step %d", e.Step, e.Bad, h.Step)
 		}
-		ck.es = &earlyStop{step: e.Step, ev: e.Eval, ref: e.Ref, bad: e.Bad, w: make([]float32, P)}
+		ck.es = &earlyStop{step: e.Step, ev: e.Eval, ref: e.Ref, bad: e.Bad, stopped: e.Stopped, w: make([]float32, P)}
 		sections = append(sections, ck.es.w)
 	}
 	raw := make([]byte, 4*P)

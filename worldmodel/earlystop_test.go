@@ -6,9 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -215,6 +217,52 @@ func TestResumeKeepsEarlyStop(t *testing.T) {
 		}
 	}
 
+	// A checkpoint written on the step the run stopped resumes as stopped,
+	// holding the best weights; one resumed without patience drops the state.
+	path := filepath.Join(t.TempDir(), "stop.ckpt")
+	m6, _ := New(cfg, 1)
+	t6, _ := NewTrainer(m6, seqs, tc)
+	src := rc
+	src.Checkpoint, src.CheckpointEvery = path, 1
+	if err := t6.Run(context.Background(), src); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := LoadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t7, _ := ck.Resume(seqs, 0, 0)
+	if err := t7.Run(context.Background(), rc); err != nil {
+		t.Fatal(err)
+	}
+	if stopped, best, _ := t7.EarlyStop(); !stopped || best != wantBest || t7.StepsDone() != tr.StepsDone() || diffAt(t7.Model().Params().Data, m.p.Data) >= 0 {
+		t.Fatalf("resumed after the stop: stopped %v at %d, best %d", stopped, t7.StepsDone(), best)
+	}
+	ck, _ = LoadCheckpoint(path)
+	t8, _ := ck.Resume(seqs, 12, 0)
+	if err := t8.Run(context.Background(), RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if stopped, best, _ := t8.EarlyStop(); stopped || best != 0 || t8.StepsDone() != 12 {
+		t.Fatalf("resumed without patience: stopped %v at %d, best %d", stopped, t8.StepsDone(), best)
+	}
+
+	// A diverged evaluation is never kept and counts as no gain.
+	m9, _ := New(cfg, 1)
+	t9, _ := NewTrainer(m9, seqs, tc)
+	prc := &RunConfig{Patience: 2}
+	for i, bits := range []float64{math.NaN(), 10, math.Inf(1), math.NaN()} {
+		t9.Step()
+		stop := t9.observe(EvalStats{BitsPerTransition: bits}, prc)
+		if stop != (i == 3) || (i > 0 && (t9.es.step != 2 || t9.es.ev.BitsPerTransition != 10)) {
+			t.Fatalf("evaluation %d (%g): stop %v, kept step %d (%g)", i, bits, stop, t9.es.step, t9.es.ev.BitsPerTransition)
+		}
+	}
+	var nb bytes.Buffer
+	if err := t9.WriteCheckpoint(&nb); err != nil {
+		t.Fatalf("checkpoint after diverged evaluations: %v", err)
+	}
+
 	// Version 1: the same layout without early stopping.
 	m4, _ := New(cfg, 1)
 	t4, _ := NewTrainer(m4, seqs, tc)
@@ -232,5 +280,12 @@ func TestResumeKeepsEarlyStop(t *testing.T) {
 	binary.LittleEndian.PutUint32(b[8:12], 3)
 	if _, err := ReadCheckpoint(bytes.NewReader(b)); !errors.Is(err, ErrCheckpoint) {
 		t.Fatalf("version 3: %v", err)
+	}
+	// Early stopping in a version 1 file is damage.
+	b = append([]byte(nil), nb.Bytes()...)
+	binary.LittleEndian.PutUint32(b[8:12], 1)
+	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], crc32.MakeTable(crc32.Castagnoli)))
+	if _, err := ReadCheckpoint(bytes.NewReader(b)); !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), "version 1") {
+		t.Fatalf("version 1 with early stopping: %v", err)
 	}
 }

@@ -340,7 +340,7 @@ func (r *CPU) embed(hs []History, start []int) {
 // heads computes one history's outputs from its final hidden rows hf (S, W).
 //
 // embT, when not nil, is the code embedding transposed per coordinate (J, E,
-// C: codeEmbT): each coordinate's logits are then one internal/f32 product
+// C; the training tape's transposeEmb): each coordinate's logits are then one internal/f32 product
 // of its piece and that (E, C) block, which sums in the same order as the
 // loop and so gives the same bits.
 func (r *CPU) heads(o *Output, hf []float32, h History, embT []float32) {

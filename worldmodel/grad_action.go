@@ -1,6 +1,7 @@
 package worldmodel
 
 import (
+	"github.com/memowm/memowm/internal/f32"
 	"github.com/memowm/memowm/internal/fgemm"
 	"github.com/memowm/memowm/trajectory"
 )
@@ -117,11 +118,8 @@ func (m *Model) actionBackward(g *Params, dout []float32, a *trajectory.Action, 
 	}
 }
 
-// vecMat: out (k) = x (n) w (n, k), summed over n in order (fgemm.Axpy:
-// the training's recomputation, not exact).
+// vecMat: out (k) = x (n) w (n, k), summed over n in order: internal/f32's
+// product, so the recomputed GRU states are the forward's bits.
 func vecMat(out, x, w []float32, k int) {
-	clear(out[:k])
-	for l, v := range x {
-		fgemm.Axpy(out[:k], w[l*k:l*k+k], v)
-	}
+	f32.MulTo(out[:k], k, x, len(x), w, k, 1, len(x), k)
 }

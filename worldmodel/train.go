@@ -3,6 +3,7 @@ package worldmodel
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"time"
 )
@@ -389,10 +390,11 @@ type RunConfig struct {
 	MinDelta float64
 }
 
-// EarlyStop reports how the last Run with Patience ended: whether it
-// stopped before its steps on a plateau, the step whose weights the model
-// holds (the best evaluation's) and that evaluation. best is 0 when Run
-// kept no best weights (no Patience, or no evaluation).
+// EarlyStop reports how the last Run with Patience ended (or, before Run,
+// what a resumed checkpoint recorded): whether it stopped before its steps on
+// a plateau, the step of the best evaluation (whose weights the model holds
+// once Run has ended) and that evaluation. best is 0 when there is none (no
+// Patience, or no evaluation).
 func (t *Trainer) EarlyStop() (stopped bool, best int, ev EvalStats) {
 	return t.es.stopped, t.es.step, t.es.ev
 }
@@ -411,8 +413,18 @@ type earlyStop struct {
 // whether the run should stop. The weights kept are the lowest
 // evaluation's; patience counts the evaluations since the last one that
 // was a gain of more than MinDelta on the gain before it.
+//
+// An evaluation that is not finite (a diverged run) is never kept and counts
+// as no gain.
 func (t *Trainer) observe(ev EvalStats, rc *RunConfig) bool {
 	es := &t.es
+	if b := ev.BitsPerTransition; math.IsNaN(b) || math.IsInf(b, 0) {
+		if es.step == 0 {
+			return false
+		}
+		es.bad++
+		return es.bad >= rc.Patience
+	}
 	first := es.step == 0
 	if first || ev.BitsPerTransition < es.ev.BitsPerTransition {
 		es.step, es.ev = t.step, ev
@@ -445,10 +457,15 @@ func (t *Trainer) Run(ctx context.Context, rc RunConfig) error {
 		return fmt.Errorf("%w: early stopping with patience %d needs held-out sequences evaluated every N >= 1 steps and 0 <= min delta < 1 (have %d sequences, every %d, min delta %g)",
 			ErrConfig, rc.Patience, nEval, rc.EvalEvery, rc.MinDelta)
 	}
-	if !t.keepES {
+	// A run resumed from a checkpoint continues its early stopping (with
+	// patience); one that had stopped stays stopped, holding its best weights.
+	if !t.keepES || rc.Patience == 0 {
 		t.es = earlyStop{}
 	}
 	t.keepES = false
+	if t.es.stopped {
+		return nil
+	}
 	start := time.Now()
 	startStep := t.step
 	var tokens, flops int64

@@ -1,7 +1,9 @@
 // Package fgemm holds the training's fast float32 kernels: a blocked,
 // multi-goroutine matrix product with fused multiply-adds (MulTo) and the
 // elementwise and row kernels around it (GELU backward, column softmax and its
-// backward, LayerNorm and its backward, bias, residual and column sums). It is for training only and is not exact: results depend on the
+// backward, row exponentials for the loss, LayerNorm and its backward, bias,
+// residual and column sums, a fused weight-row gradient and dot product).
+// It is for training only and is not exact: results depend on the
 // machine and the build (AVX-512 assembly or plain Go) and differ from
 // internal/f32's fixed-order kernels, which inference and the codec use and
 // which this package must never replace.

@@ -50,9 +50,9 @@ func kernel8x32(kc int, a, b, c *float32, ldc int, load int, ast int, bst int)
 //go:noescape
 func kernel8x32r(kc int, a, b, c *float32, ldc int, load int, lda int, bst int)
 
-// layerNormRows16, layerNormBackRows16, add16 and residual16 are norm.go's
-// kernels on rows of a multiple of 16 floats; norm_amd64.s says what each
-// computes.
+// layerNormRows16 and layerNormBackRows16 are LayerNorm and
+// LayerNormBackward, add16 Add, residual16 Residual (with a mask) on rows of
+// a multiple of 16 floats (norm_amd64.s).
 //
 //go:noescape
 func layerNormRows16(out, x, gain, b *float32, rows, w int, invW, eps float32)

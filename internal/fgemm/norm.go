@@ -8,9 +8,10 @@ import (
 // The row-wise kernels of the training's LayerNorms, biases and residuals,
 // with AVX-512 versions for rows of a multiple of 16 floats. Like the rest of
 // this package they are not exact: the assembly sums a row in 16 lanes and
-// then across them, the plain Go loops (the fallback, and the reference the
-// tests compare against) sum it left to right. Each row's result depends only
-// on that row, so splitting rows across goroutines changes nothing.
+// then across them and uses fused multiply-adds, the plain Go loops (the
+// fallback) sum it left to right; the tests hold both to float64. Each row's
+// result depends only on that row, so splitting rows across goroutines
+// changes nothing.
 
 // LayerNorm sets out (rows, w) to the LayerNorm of each row of x (rows, w):
 // (x - mean) / sqrt(var + eps) * g + b, with the biased variance. out may be
@@ -184,9 +185,4 @@ func AxpyDot(g, w, d []float32, f float32) float32 {
 		acc += w[i] * d[i]
 	}
 	return acc
-}
-
-// Axpy sets g[i] += f d[i] for i < len(d). It panics if g is shorter.
-func Axpy(g, d []float32, f float32) {
-	AxpyDot(g, d, d, f) // the dot product is a free by-product; dropped
 }

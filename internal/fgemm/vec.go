@@ -115,7 +115,8 @@ func SoftmaxColsBackward(dp, p []float32, rows, cols int, scale float32) {
 // ExpRows sets, for each row r of x (rows, w > 0), mx[r] to the row's
 // maximum, e's row to exp(x - mx[r]) and sum[r] to the sum of e's row: the
 // pieces of a softmax (e / sum) and of its log (x - mx - log sum) over each
-// row. e may be x. It panics if a slice is too short.
+// row. e may be x. It panics if a slice is too short. For finite x only: the
+// assembly's maximum may drop a NaN, and its exp(-Inf - -Inf) is NaN.
 func ExpRows(e, x []float32, rows, w int, mx, sum []float32) {
 	if rows < 0 || w <= 0 || len(e) < rows*w || len(x) < rows*w || len(mx) < rows || len(sum) < rows {
 		panic(fmt.Sprintf("fgemm: ExpRows shape %d x %d does not fit slices of %d, %d, %d, %d", rows, w, len(e), len(x), len(mx), len(sum)))
