@@ -289,3 +289,65 @@ func TestResumeKeepsEarlyStop(t *testing.T) {
 		t.Fatalf("version 1 with early stopping: %v", err)
 	}
 }
+
+// stoppedCheckpoint is a small trainer's checkpoint with early-stopping
+// state (version 2, with the best weights' section).
+func stoppedCheckpoint(tb testing.TB) []byte {
+	rng := rand.New(rand.NewPCG(9, 9))
+	cfg := microConfig()
+	seqs := microSequences(rng, &cfg, 3, 4)
+	m, _ := New(cfg, 1)
+	tr, err := NewTrainer(m, seqs, TrainConfig{Steps: 4, Batch: 2, Seed: 3})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tr.Step()
+	tr.observe(EvalStats{Transitions: 3, BitsPerTransition: 7}, &RunConfig{Patience: 2})
+	tr.Step()
+	var buf bytes.Buffer
+	if err := tr.WriteCheckpoint(&buf); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// FuzzReadCheckpointDamaged damages a checkpoint with early-stopping state
+// as FuzzReadDamaged does a weights file (edits: (offset uint16, xor byte)
+// triples; cut truncates; reseal recomputes the checksum): ReadCheckpoint
+// never panics, fails only with ErrCheckpoint (which wraps the weights
+// file's errors), and without reseal accepts no damage.
+func FuzzReadCheckpointDamaged(f *testing.F) {
+	file := stoppedCheckpoint(f)
+	if _, err := ReadCheckpoint(bytes.NewReader(file)); err != nil {
+		f.Fatal(err)
+	}
+	f.Add([]byte{0, 0, 1}, uint16(0), false)
+	f.Add([]byte{20, 0, 0x10}, uint16(0), true) // in the JSON header
+	f.Add([]byte{9, 0, 3}, uint16(0), true)     // the version
+	f.Add([]byte{}, uint16(len(file)-7), true)
+	f.Fuzz(func(t *testing.T, edits []byte, cut uint16, reseal bool) {
+		d := bytes.Clone(file)
+		for i := 0; i+3 <= len(edits); i += 3 {
+			d[int(binary.LittleEndian.Uint16(edits[i:]))%len(d)] ^= edits[i+2]
+		}
+		if cut != 0 {
+			d = d[:int(cut)%len(d)]
+		}
+		if reseal && len(d) >= 4 {
+			binary.LittleEndian.PutUint32(d[len(d)-4:], crc32.Checksum(d[:len(d)-4], crc32.MakeTable(crc32.Castagnoli)))
+		}
+		ck, err := ReadCheckpoint(bytes.NewReader(d))
+		if err != nil {
+			if !errors.Is(err, ErrCheckpoint) {
+				t.Fatalf("error outside ErrCheckpoint: %v", err)
+			}
+			return
+		}
+		if !reseal && !bytes.Equal(d, file) {
+			t.Fatal("a damaged checkpoint was accepted")
+		}
+		if ck.es != nil && (ck.es.step < 1 || ck.es.step > ck.Step || len(ck.es.w) != len(ck.m)) {
+			t.Fatalf("accepted early-stopping state %d of step %d with %d weights", ck.es.step, ck.Step, len(ck.es.w))
+		}
+	})
+}
