@@ -340,9 +340,9 @@ func (r *CPU) embed(hs []History, start []int) {
 // heads computes one history's outputs from its final hidden rows hf (S, W).
 //
 // embT, when not nil, is the code embedding transposed per coordinate (J, E,
-// C; the training tape's transposeEmb): each coordinate's logits are then one internal/f32 product
-// of its piece and that (E, C) block, which sums in the same order as the
-// loop and so gives the same bits.
+// C; the training tape's transposeEmb): each coordinate's logits are then
+// one internal/f32 product of its piece and that (E, C) block, which sums in
+// the same order as the loop and so gives the same bits.
 func (r *CPU) heads(o *Output, hf []float32, h History, embT []float32) {
 	c, p := &r.m.cfg, r.m.p
 	S, G, C, E, W := c.Slots, c.Subspaces, c.Codewords, c.CodeDim, c.Width()

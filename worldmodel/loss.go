@@ -108,14 +108,12 @@ func (t *tape) lossGrad(targets []Step, grad, noGate bool) lossStats {
 	B := len(targets)
 	if grad {
 		t.dlog, t.dgate, t.dvalid = grow(t.dlog, B*J*C), grow(t.dgate, B*J), grow(t.dvalid, B*S)
+		t.lmx, t.lsum = grow(t.lmx, B*J), grow(t.lsum, B*J)
 	}
 	code := make([]float64, B)
 	valid := make([]float64, B)
 	wCode := 1 / (float64(B) * float64(J) * ln2)
 	wValid := 1 / (float64(B) * float64(S) * ln2)
-	if grad {
-		t.lmx, t.lsum = grow(t.lmx, B*J), grow(t.lsum, B*J)
-	}
 	parallelN(t.threads, B, func(b int) {
 		o := &t.outs[b]
 		var sum float64

@@ -281,12 +281,7 @@ func (t *tape) transposeEmb() {
 	emb := t.m.p.codeEmb
 	parallelRows(t.threads, J, func(lo, hi int) {
 		for j := lo; j < hi; j++ {
-			src, dst := emb[j*C*E:(j+1)*C*E], t.embT[j*E*C:(j+1)*E*C]
-			for cw := 0; cw < C; cw++ {
-				for k := 0; k < E; k++ {
-					dst[k*C+cw] = src[cw*E+k]
-				}
-			}
+			transposeCols(t.embT[j*E*C:(j+1)*E*C], emb[j*C*E:(j+1)*C*E], E, C, E)
 		}
 	})
 }
@@ -316,8 +311,10 @@ func (t *tape) mul(c, a, b []float32, n, inner, k int) {
 
 // residualTo sets dst = src + drop(y + b) (rows, k; dst may be src), rows
 // split across goroutines, and returns the dropout mask used (nil without
-// dropout, which gives addResidual's bits; the mask lives in *buf). The
-// mask is drawn chunk by chunk (dropMask, stream stream).
+// dropout; the mask lives in *buf). The mask is drawn chunk by chunk
+// (dropMask, stream stream). A training forward sums with fgemm.Residual;
+// otherwise (evaluation: rate is 0 there) with addResidual, the inference's
+// bits.
 func (t *tape) residualTo(dst, src, y, b []float32, buf *[]float32, rows, k int, rate float64, seed uint64, stream int) []float32 {
 	var mask []float32
 	if rate > 0 {
@@ -328,27 +325,17 @@ func (t *tape) residualTo(dst, src, y, b []float32, buf *[]float32, rows, k int,
 		if mask != nil {
 			dropMask(mask[lo*k:hi*k], rate, seed, stream, lo/rowChunk)
 		}
-		if t.fast {
-			var m []float32
-			if mask != nil {
-				m = mask[lo*k : hi*k]
-			}
-			fgemm.Residual(dst[lo*k:hi*k], src[lo*k:hi*k], y[lo*k:hi*k], b, m, hi-lo, k)
+		if !t.fast {
+			// Evaluation (no dropout, so no mask): the inference's sum.
+			copy(dst[lo*k:hi*k], src[lo*k:hi*k])
+			addResidual(dst[lo*k:hi*k], y[lo*k:hi*k], b, hi-lo, k)
 			return
 		}
-		for r := lo; r < hi; r++ {
-			d, s, yr := dst[r*k:r*k+k], src[r*k:r*k+k], y[r*k:r*k+k]
-			if mask == nil {
-				for i, v := range s {
-					d[i] = v + (yr[i] + b[i])
-				}
-				continue
-			}
-			mr := mask[r*k : r*k+k]
-			for i, v := range s {
-				d[i] = v + (yr[i]+b[i])*mr[i]
-			}
+		var m []float32
+		if mask != nil {
+			m = mask[lo*k : hi*k]
 		}
+		fgemm.Residual(dst[lo*k:hi*k], src[lo*k:hi*k], y[lo*k:hi*k], b, m, hi-lo, k)
 	})
 	return mask
 }
