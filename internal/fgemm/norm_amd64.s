@@ -1,22 +1,12 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "reduce_amd64.h"
 
 // norm.go's row kernels on 16 lanes (AVX-512F); w is a multiple of 16.
 
 DATA normconst<>+0(SB)/4, $1.0
 GLOBL normconst<>(SB), RODATA|NOPTR, $4
-
-// HSUM sets every lane of r to the sum of r's 16 lanes, with t.
-#define HSUM(r, t) \
-	VSHUFF32X4 $0x4e, r, r, t; \
-	VADDPS     t, r, r; \
-	VSHUFF32X4 $0xb1, r, r, t; \
-	VADDPS     t, r, r; \
-	VPERMILPS  $0x4e, r, t; \
-	VADDPS     t, r, r; \
-	VPERMILPS  $0xb1, r, t; \
-	VADDPS     t, r, r
 
 // MEANRSTD sets Z0 to the mean of the row at SI (DX vectors) and Z2 to
 // 1/sqrt(var + eps), with Z20 = 1/w, Z21 = eps, Z22 = 1; it uses AX, BX,
@@ -30,7 +20,7 @@ msum: \
 	ADDQ        $64, AX; \
 	DECQ        BX; \
 	JNE         msum; \
-	HSUM(Z0, Z1); \
+	HREDUCE(VADDPS, Z0, Z1); \
 	VMULPS      Z20, Z0, Z0; \
 	VXORPS      Z2, Z2, Z2; \
 	MOVQ        SI, AX; \
@@ -42,7 +32,7 @@ mvar: \
 	ADDQ        $64, AX; \
 	DECQ        BX; \
 	JNE         mvar; \
-	HSUM(Z2, Z1); \
+	HREDUCE(VADDPS, Z2, Z1); \
 	VFMADD213PS Z21, Z20, Z2; \
 	VSQRTPS     Z2, Z2; \
 	VDIVPS      Z2, Z22, Z2
@@ -136,8 +126,8 @@ lbsums:
 	ADDQ        $64, AX
 	DECQ        BX
 	JNE         lbsums
-	HSUM(Z5, Z1)
-	HSUM(Z6, Z1)
+	HREDUCE(VADDPS, Z5, Z1)
+	HREDUCE(VADDPS, Z6, Z1)
 	VMULPS      Z20, Z5, Z5
 	VMULPS      Z20, Z6, Z6
 	XORQ        AX, AX
@@ -278,7 +268,7 @@ xdloop:
 	JNE         xdloop
 
 xddone:
-	HSUM(Z0, Z1)
+	HREDUCE(VADDPS, Z0, Z1)
 	VMOVSS X0, ret+40(FP)
 	VZEROUPPER
 	RET

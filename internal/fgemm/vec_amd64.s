@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "reduce_amd64.h"
 
 // Elementwise training kernels, 16 lanes at a time (AVX-512F). Constants
 // are broadcast from vecconst.
@@ -101,6 +102,18 @@ gdone:
 	VFMADD213PS Z20, x, Z31; \
 	VSCALEFPS   tmp, Z31, x
 
+// EXPCONST loads EXP's constants: 1 into Z20, log2(e) and c1..c6 into
+// Z24..Z30.
+#define EXPCONST \
+	VBROADCASTSS vecconst<>+16(SB), Z20; \
+	VBROADCASTSS vecconst<>+28(SB), Z24; \
+	VBROADCASTSS vecconst<>+32(SB), Z25; \
+	VBROADCASTSS vecconst<>+36(SB), Z26; \
+	VBROADCASTSS vecconst<>+40(SB), Z27; \
+	VBROADCASTSS vecconst<>+44(SB), Z28; \
+	VBROADCASTSS vecconst<>+48(SB), Z29; \
+	VBROADCASTSS vecconst<>+52(SB), Z30
+
 // func softmaxStrip16(x *float32, rows, stride int, scale float32)
 //
 // Sets each of the 16 columns at x (rows rows, stride floats apart) to the
@@ -111,14 +124,7 @@ TEXT ·softmaxStrip16(SB), NOSPLIT, $0-28
 	MOVQ stride+16(FP), R8
 	VBROADCASTSS scale+24(FP), Z10
 	SHLQ $2, R8
-	VBROADCASTSS vecconst<>+16(SB), Z20
-	VBROADCASTSS vecconst<>+28(SB), Z24
-	VBROADCASTSS vecconst<>+32(SB), Z25
-	VBROADCASTSS vecconst<>+36(SB), Z26
-	VBROADCASTSS vecconst<>+40(SB), Z27
-	VBROADCASTSS vecconst<>+44(SB), Z28
-	VBROADCASTSS vecconst<>+48(SB), Z29
-	VBROADCASTSS vecconst<>+52(SB), Z30
+	EXPCONST
 	TESTQ CX, CX
 	JEQ   sdone
 	// Column maxima.
@@ -203,17 +209,6 @@ bdone:
 	VZEROUPPER
 	RET
 
-// HREDUCE sets every lane of r to op over r's 16 lanes, with t.
-#define HREDUCE(op, r, t) \
-	VSHUFF32X4 $0x4e, r, r, t; \
-	op         t, r, r; \
-	VSHUFF32X4 $0xb1, r, r, t; \
-	op         t, r, r; \
-	VPERMILPS  $0x4e, r, t; \
-	op         t, r, r; \
-	VPERMILPS  $0xb1, r, t; \
-	op         t, r, r
-
 // func expRows16(e, x *float32, rows, w int, mx, sum *float32)
 //
 // For each row r of x (rows rows of w floats, w a multiple of 16): mx[r] =
@@ -225,14 +220,7 @@ TEXT ·expRows16(SB), NOSPLIT, $0-48
 	MOVQ w+24(FP), DX
 	MOVQ mx+32(FP), R9
 	MOVQ sum+40(FP), R10
-	VBROADCASTSS vecconst<>+16(SB), Z20
-	VBROADCASTSS vecconst<>+28(SB), Z24
-	VBROADCASTSS vecconst<>+32(SB), Z25
-	VBROADCASTSS vecconst<>+36(SB), Z26
-	VBROADCASTSS vecconst<>+40(SB), Z27
-	VBROADCASTSS vecconst<>+44(SB), Z28
-	VBROADCASTSS vecconst<>+48(SB), Z29
-	VBROADCASTSS vecconst<>+52(SB), Z30
+	EXPCONST
 	MOVQ  DX, R11
 	SHLQ  $2, R11
 	SHRQ  $4, DX
