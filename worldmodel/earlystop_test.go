@@ -14,16 +14,22 @@ import (
 	"testing"
 )
 
+// earlyStopData is the early-stopping tests' model, 3 training and 2
+// held-out sequences of 4 steps, and a 40-step configuration.
+func earlyStopData() (Config, []Sequence, []Sequence, TrainConfig) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	cfg := microConfig()
+	seqs := microSequences(rng, &cfg, 3, 4)
+	held := microSequences(rng, &cfg, 2, 4)
+	return cfg, seqs, held, TrainConfig{Steps: 40, Batch: 2, Seed: 3}
+}
+
 // TestEarlyStop: with a gain threshold no evaluation can meet, the run
 // stops after Patience evaluations without one and puts back the weights of
 // its lowest evaluation, bit for bit those of a run of that many steps; a
 // run whose loss keeps falling runs to its end.
 func TestEarlyStop(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 9))
-	cfg := microConfig()
-	seqs := microSequences(rng, &cfg, 3, 4)
-	held := microSequences(rng, &cfg, 2, 4)
-	tc := TrainConfig{Steps: 40, Batch: 2, Seed: 3}
+	cfg, seqs, held, tc := earlyStopData()
 
 	m, _ := New(cfg, 1)
 	tr, err := NewTrainer(m, seqs, tc)
@@ -166,11 +172,7 @@ func TestDefaultLR(t *testing.T) {
 // the count without a gain). A version-1 checkpoint, which has none of it,
 // still reads.
 func TestResumeKeepsEarlyStop(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 9))
-	cfg := microConfig()
-	seqs := microSequences(rng, &cfg, 3, 4)
-	held := microSequences(rng, &cfg, 2, 4)
-	tc := TrainConfig{Steps: 40, Batch: 2, Seed: 3}
+	cfg, seqs, held, tc := earlyStopData()
 	rc := RunConfig{Eval: Seqs(held), EvalEvery: 3, Patience: 2, MinDelta: 0.9}
 
 	m, _ := New(cfg, 1)
@@ -293,11 +295,10 @@ func TestResumeKeepsEarlyStop(t *testing.T) {
 // stoppedCheckpoint is a small trainer's checkpoint with early-stopping
 // state (version 2, with the best weights' section).
 func stoppedCheckpoint(tb testing.TB) []byte {
-	rng := rand.New(rand.NewPCG(9, 9))
-	cfg := microConfig()
-	seqs := microSequences(rng, &cfg, 3, 4)
+	cfg, seqs, _, tc := earlyStopData()
+	tc.Steps = 4
 	m, _ := New(cfg, 1)
-	tr, err := NewTrainer(m, seqs, TrainConfig{Steps: 4, Batch: 2, Seed: 3})
+	tr, err := NewTrainer(m, seqs, tc)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -312,8 +313,7 @@ func stoppedCheckpoint(tb testing.TB) []byte {
 }
 
 // FuzzReadCheckpointDamaged damages a checkpoint with early-stopping state
-// as FuzzReadDamaged does a weights file (edits: (offset uint16, xor byte)
-// triples; cut truncates; reseal recomputes the checksum): ReadCheckpoint
+// as FuzzReadDamaged does a weights file (damage): ReadCheckpoint
 // never panics, fails only with ErrCheckpoint (which wraps the weights
 // file's errors), and without reseal accepts no damage.
 func FuzzReadCheckpointDamaged(f *testing.F) {
@@ -326,16 +326,7 @@ func FuzzReadCheckpointDamaged(f *testing.F) {
 	f.Add([]byte{9, 0, 3}, uint16(0), true)     // the version
 	f.Add([]byte{}, uint16(len(file)-7), true)
 	f.Fuzz(func(t *testing.T, edits []byte, cut uint16, reseal bool) {
-		d := bytes.Clone(file)
-		for i := 0; i+3 <= len(edits); i += 3 {
-			d[int(binary.LittleEndian.Uint16(edits[i:]))%len(d)] ^= edits[i+2]
-		}
-		if cut != 0 {
-			d = d[:int(cut)%len(d)]
-		}
-		if reseal && len(d) >= 4 {
-			binary.LittleEndian.PutUint32(d[len(d)-4:], crc32.Checksum(d[:len(d)-4], crc32.MakeTable(crc32.Castagnoli)))
-		}
+		d := damage(file, edits, cut, reseal)
 		ck, err := ReadCheckpoint(bytes.NewReader(d))
 		if err != nil {
 			if !errors.Is(err, ErrCheckpoint) {

@@ -2,9 +2,7 @@ package worldmodel
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -148,16 +146,7 @@ func FuzzReadDamaged(f *testing.F) {
 	f.Add([]byte{20, 0, 0x10}, uint16(0), true)
 	f.Add([]byte{}, uint16(len(file)-3), true)
 	f.Fuzz(func(t *testing.T, edits []byte, cut uint16, reseal bool) {
-		d := bytes.Clone(file)
-		for i := 0; i+3 <= len(edits); i += 3 {
-			d[int(binary.LittleEndian.Uint16(edits[i:]))%len(d)] ^= edits[i+2]
-		}
-		if cut != 0 {
-			d = d[:int(cut)%len(d)]
-		}
-		if reseal && len(d) >= 4 {
-			binary.LittleEndian.PutUint32(d[len(d)-4:], crc32.Checksum(d[:len(d)-4], castagnoli))
-		}
+		d := damage(file, edits, cut, reseal)
 		if checkRead(t, d) && !reseal && !bytes.Equal(d, file) {
 			t.Fatal("a damaged file was accepted")
 		}
