@@ -87,6 +87,9 @@ func (t *Training) run() string {
 		return fmt.Sprintf("interrupted at step %d of %d (partly trained)", t.Steps, t.TargetSteps)
 	case t.Interrupted:
 		return fmt.Sprintf("interrupted at step %d of %d", t.Steps, t.TargetSteps)
+	case t.StoppedEarly && t.RanSteps >= t.TargetSteps:
+		// The whole schedule ran; its last evaluations did worse.
+		return fmt.Sprintf("trained %d steps, keeping the weights of step %d (best held-out loss)", t.RanSteps, t.Steps)
 	case t.StoppedEarly:
 		return fmt.Sprintf("stopped early: the weights of step %d (best held-out loss; ran %d of %d steps)", t.Steps, max(t.RanSteps, t.Steps), t.TargetSteps)
 	case t.Steps < t.TargetSteps:

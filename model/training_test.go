@@ -21,6 +21,7 @@ func TestTraining(t *testing.T) {
 		{&Training{Steps: 100, TargetSteps: 100, Interrupted: true}, false, "interrupted at step 100 of 100"},
 		{&Training{Steps: 100, TargetSteps: 100}, true, "trained 100 of 100 steps"},
 		{&Training{Steps: 60, TargetSteps: 100, StoppedEarly: true, RanSteps: 90}, true, "stopped early: the weights of step 60 (best held-out loss; ran 90 of 100 steps)"},
+		{&Training{Steps: 95, TargetSteps: 100, StoppedEarly: true, RanSteps: 100}, true, "trained 100 steps, keeping the weights of step 95 (best held-out loss)"},
 		{&Training{Imported: strings.Repeat("ab", 32)}, true, "imported from safetensors sha256 abababababab (trained elsewhere)"},
 		{&Training{Steps: 50, TargetSteps: 50, PriorSteps: 70}, true, "trained 50 of 50 steps, after 70 steps of earlier runs (120 in all)"},
 		{&Training{Steps: 20, TargetSteps: 50, PriorSteps: 70, Interrupted: true}, false, "interrupted at step 20 of 50 (partly trained), after 70 steps of earlier runs (90 in all)"},

@@ -192,3 +192,22 @@ func TestSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainedSteps: sweep's one-line account of a bundle's training says
+// "stopped early" only for a run that stopped before its schedule's end.
+func TestTrainedSteps(t *testing.T) {
+	cases := []struct {
+		tr   *model.Training
+		want string
+	}{
+		{nil, "training not recorded"},
+		{&model.Training{Steps: 100, TargetSteps: 100}, "100 steps"},
+		{&model.Training{Steps: 60, TargetSteps: 100, StoppedEarly: true, RanSteps: 90}, "best held-out loss at step 60 (stopped early at 90 of 100)"},
+		{&model.Training{Steps: 95, TargetSteps: 100, StoppedEarly: true, RanSteps: 100}, "best held-out loss at step 95 of 100 (the last evaluations did worse)"},
+	}
+	for _, c := range cases {
+		if got := trainedSteps(c.tr); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.tr, got, c.want)
+		}
+	}
+}
