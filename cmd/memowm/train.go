@@ -51,6 +51,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	noActions := fs.Bool("no-actions", false, "ablation: train and evaluate without actions")
 	noCopy := fs.Bool("no-copy", false, "ablation: close the copy gate")
 	priors := fs.Bool("priors", false, "start the output bias at the training codes' log marginals and the copy gate at their copy rate")
+	scaledInit := fs.Bool("scaled-init", false, "start each block's residual projections (attention output, MLP second layer) at 1/sqrt(2 x layers) of their initial weights (GPT-2's initialisation)")
 	seed := fs.Uint64("seed", 0, "seed of the initial weights, the data order and dropout")
 	resume := fs.String("resume", "", "checkpoint to continue from (same TRAIN)")
 	keepCkpt := fs.Bool("keep-checkpoint", false, "keep the checkpoint after a finished run (it is removed then; an interrupted run always keeps it)")
@@ -86,6 +87,9 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	}
 	presetSet := false
 	fs.Visit(func(f *flag.Flag) { presetSet = presetSet || f.Name == "preset" })
+	if *scaledInit && (*resume != "" || *bundlePath != "" && !presetSet) {
+		return usagef("--scaled-init sets up a fresh model's weights: not with --resume, nor with --model unless --preset starts a new one")
+	}
 	logf := func(format string, args ...any) {
 		if !*quiet {
 			fmt.Fprintf(stderr, format, args...)
@@ -179,6 +183,9 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			}
 			if start, err = worldmodel.New(cfg, *seed); err != nil {
 				return err
+			}
+			if *scaledInit {
+				logf("fit wm: residual projections initialised at %.3f of the fan-in scale\n", worldmodel.ScaleResidualInit(start))
 			}
 			if *priors {
 				rate, err := worldmodel.InitOutputPriorsOn(start, train)

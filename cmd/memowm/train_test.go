@@ -149,6 +149,33 @@ func TestFitEarlyStop(t *testing.T) {
 	}
 }
 
+// TestFitScaledInit: --scaled-init scales a fresh model's residual
+// projections (fit says by how much) and is refused where no fresh model is
+// made: on --resume, and on --model without --preset.
+func TestFitScaledInit(t *testing.T) {
+	dir := t.TempDir()
+	traj, out := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "w.mwb")
+	if code, _, errs := memowm(t, "sim", "--episodes", "6", "--steps", "12", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	fit := func(extra ...string) (int, string) {
+		args := append([]string{"fit", "--stage", "wm", "--in", traj, "--steps", "2", "--scaled-init"}, extra...)
+		code, _, errs := memowm(t, args...)
+		return code, errs
+	}
+	if code, errs := fit("--out", out, "--preset", "tiny", "--keep-checkpoint"); code != 0 || !strings.Contains(errs, "residual projections initialised at 0.500 of the fan-in scale") {
+		t.Fatalf("fit --scaled-init: %d %s", code, errs)
+	}
+	if code, errs := fit("--out", filepath.Join(dir, "p.mwb"), "--model", out, "--preset", "tiny"); code != 0 || !strings.Contains(errs, "initialised at 0.500") {
+		t.Fatalf("fit --model --preset --scaled-init: %d %s", code, errs)
+	}
+	for _, bad := range [][]string{{"--out", filepath.Join(dir, "r.mwb"), "--resume", out + ".ckpt"}, {"--out", filepath.Join(dir, "m.mwb"), "--model", out}} {
+		if code, errs := fit(bad...); code != 2 || !strings.Contains(errs, "--scaled-init sets up a fresh model") {
+			t.Errorf("%v: %d %s", bad, code, errs)
+		}
+	}
+}
+
 // TestOrder1Bits checks the held-out order-1 figure, read a chunk of
 // states at a time, against the plain count over whole sequences (one
 // sequence longer than two chunks, one of a single state).
