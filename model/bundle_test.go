@@ -2,9 +2,7 @@ package model
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/memowm/memowm/internal/fuzzdamage"
 	"github.com/memowm/memowm/opq"
 	"github.com/memowm/memowm/reader"
 	"github.com/memowm/memowm/sim"
@@ -312,16 +311,7 @@ func FuzzReadDamaged(f *testing.F) {
 	f.Add([]byte{20, 0, 0x10}, uint16(0), true) // the header's JSON
 	f.Add([]byte{}, uint16(len(data)-3), true)
 	f.Fuzz(func(t *testing.T, edits []byte, cut uint16, reseal bool) {
-		d := bytes.Clone(data)
-		for i := 0; i+3 <= len(edits); i += 3 {
-			d[int(binary.LittleEndian.Uint16(edits[i:]))%len(d)] ^= edits[i+2]
-		}
-		if cut != 0 {
-			d = d[:int(cut)%len(d)]
-		}
-		if reseal && len(d) >= 4 {
-			binary.LittleEndian.PutUint32(d[len(d)-4:], crc32.Checksum(d[:len(d)-4], castagnoli))
-		}
+		d := fuzzdamage.Damage(data, edits, cut, reseal)
 		b, err := Read(bytes.NewReader(d))
 		if err != nil {
 			if !errors.Is(err, ErrFormat) || !strings.HasPrefix(err.Error(), "model: ") {

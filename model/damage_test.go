@@ -5,13 +5,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/memowm/memowm/internal/fuzzdamage"
 	"github.com/memowm/memowm/opq"
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
@@ -56,7 +56,7 @@ func microBundle(t testing.TB) *Bundle {
 // resealBundle recomputes the checksum of a modified bundle.
 func resealBundle(b []byte) []byte {
 	b = bytes.Clone(b)
-	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli))
+	fuzzdamage.Reseal(b)
 	return b
 }
 

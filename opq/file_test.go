@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memowm/memowm/internal/fuzzdamage"
 )
 
 func smallFile(t testing.TB) []byte {
@@ -24,7 +26,7 @@ func smallFile(t testing.TB) []byte {
 // reseal recomputes the checksum of a modified file.
 func reseal(b []byte) []byte {
 	b = bytes.Clone(b)
-	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli))
+	fuzzdamage.Reseal(b)
 	return b
 }
 

@@ -5,13 +5,14 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/memowm/memowm/internal/fuzzdamage"
 )
 
 // earlyStopData is the early-stopping tests' model, 3 training and 2
@@ -275,7 +276,7 @@ func TestResumeKeepsEarlyStop(t *testing.T) {
 	}
 	b := buf.Bytes()
 	binary.LittleEndian.PutUint32(b[8:12], 1)
-	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], crc32.MakeTable(crc32.Castagnoli)))
+	fuzzdamage.Reseal(b)
 	if ck, err := ReadCheckpoint(bytes.NewReader(b)); err != nil || ck.Step != 1 || ck.es != nil {
 		t.Fatalf("version 1: %v", err)
 	}
@@ -286,7 +287,7 @@ func TestResumeKeepsEarlyStop(t *testing.T) {
 	// Early stopping in a version 1 file is damage.
 	b = append([]byte(nil), nb.Bytes()...)
 	binary.LittleEndian.PutUint32(b[8:12], 1)
-	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], crc32.MakeTable(crc32.Castagnoli)))
+	fuzzdamage.Reseal(b)
 	if _, err := ReadCheckpoint(bytes.NewReader(b)); !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), "version 1") {
 		t.Fatalf("version 1 with early stopping: %v", err)
 	}
@@ -326,7 +327,7 @@ func FuzzReadCheckpointDamaged(f *testing.F) {
 	f.Add([]byte{9, 0, 3}, uint16(0), true)     // the version
 	f.Add([]byte{}, uint16(len(file)-7), true)
 	f.Fuzz(func(t *testing.T, edits []byte, cut uint16, reseal bool) {
-		d := damage(file, edits, cut, reseal)
+		d := fuzzdamage.Damage(file, edits, cut, reseal)
 		ck, err := ReadCheckpoint(bytes.NewReader(d))
 		if err != nil {
 			if !errors.Is(err, ErrCheckpoint) {

@@ -1,9 +1,6 @@
 package worldmodel
 
 import (
-	"bytes"
-	"encoding/binary"
-	"hash/crc32"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -98,23 +95,4 @@ func diffAt(a, b []float32) int {
 		}
 	}
 	return -1
-}
-
-// damage returns a copy of file damaged as a fuzzer's input says: edits is a
-// list of (offset uint16, xor byte) triples (offsets modulo the length), cut
-// (when not zero) truncates to cut modulo the length, and reseal sets the
-// last 4 bytes to the CRC-32C of those before them, so that the damage
-// reaches the checks behind the checksum.
-func damage(file, edits []byte, cut uint16, reseal bool) []byte {
-	d := bytes.Clone(file)
-	for i := 0; i+3 <= len(edits); i += 3 {
-		d[int(binary.LittleEndian.Uint16(edits[i:]))%len(d)] ^= edits[i+2]
-	}
-	if cut != 0 {
-		d = d[:int(cut)%len(d)]
-	}
-	if reseal && len(d) >= 4 {
-		binary.LittleEndian.PutUint32(d[len(d)-4:], crc32.Checksum(d[:len(d)-4], castagnoli))
-	}
-	return d
 }

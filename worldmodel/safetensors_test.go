@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/memowm/memowm/internal/fuzzdamage"
 )
 
 // nanoConfig is the smallest configuration: 363 parameters.
@@ -567,7 +569,7 @@ func FuzzSafetensorsDamaged(f *testing.F) {
 	f.Add([]byte{20, 0, 0x10}, uint16(0), uint8(0))
 	f.Add([]byte{0, 0, 1}, uint16(300), uint8(1))
 	f.Fuzz(func(t *testing.T, edits []byte, cut uint16, which uint8) {
-		fuzzST(t, damage(files[int(which)%len(files)], edits, cut, false), which)
+		fuzzST(t, fuzzdamage.Damage(files[int(which)%len(files)], edits, cut, false), which)
 	})
 }
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/memowm/memowm/internal/fuzzdamage"
 )
 
 func TestWeightsRoundTrip(t *testing.T) {
@@ -146,7 +148,7 @@ func FuzzReadDamaged(f *testing.F) {
 	f.Add([]byte{20, 0, 0x10}, uint16(0), true)
 	f.Add([]byte{}, uint16(len(file)-3), true)
 	f.Fuzz(func(t *testing.T, edits []byte, cut uint16, reseal bool) {
-		d := damage(file, edits, cut, reseal)
+		d := fuzzdamage.Damage(file, edits, cut, reseal)
 		if checkRead(t, d) && !reseal && !bytes.Equal(d, file) {
 			t.Fatal("a damaged file was accepted")
 		}
