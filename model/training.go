@@ -66,6 +66,13 @@ func (t *Training) Complete() bool {
 	return t != nil && (t.Imported != "" || !t.Interrupted && t.Steps > 0 && (t.Steps >= t.TargetSteps || t.StoppedEarly))
 }
 
+// EndedEarly reports whether the run stopped on its held-out plateau before
+// its target steps. StoppedEarly alone also holds for a run that ran them
+// all and kept an earlier evaluation's weights.
+func (t *Training) EndedEarly() bool {
+	return t != nil && t.StoppedEarly && t.RanSteps < t.TargetSteps
+}
+
 func (t *Training) String() string {
 	s := t.run()
 	if t != nil && t.PriorSteps > 0 {
@@ -87,11 +94,11 @@ func (t *Training) run() string {
 		return fmt.Sprintf("interrupted at step %d of %d (partly trained)", t.Steps, t.TargetSteps)
 	case t.Interrupted:
 		return fmt.Sprintf("interrupted at step %d of %d", t.Steps, t.TargetSteps)
-	case t.StoppedEarly && t.RanSteps >= t.TargetSteps:
+	case t.EndedEarly():
+		return fmt.Sprintf("stopped early: the weights of step %d (best held-out loss; ran %d of %d steps)", t.Steps, max(t.RanSteps, t.Steps), t.TargetSteps)
+	case t.StoppedEarly:
 		// The whole schedule ran; its last evaluations did worse.
 		return fmt.Sprintf("trained %d steps, keeping the weights of step %d (best held-out loss)", t.RanSteps, t.Steps)
-	case t.StoppedEarly:
-		return fmt.Sprintf("stopped early: the weights of step %d (best held-out loss; ran %d of %d steps)", t.Steps, max(t.RanSteps, t.Steps), t.TargetSteps)
 	case t.Steps < t.TargetSteps:
 		return fmt.Sprintf("trained %d of %d steps (partly trained)", t.Steps, t.TargetSteps)
 	}

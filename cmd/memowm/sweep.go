@@ -509,10 +509,10 @@ func trainedSteps(t *model.Training) string {
 		return "training not recorded"
 	case t.PriorSteps > 0:
 		return t.String()
-	case t.StoppedEarly && t.RanSteps >= t.TargetSteps:
-		return fmt.Sprintf("best held-out loss at step %d of %d (the last evaluations did worse)", t.Steps, t.TargetSteps)
-	case t.StoppedEarly:
+	case t.EndedEarly():
 		return fmt.Sprintf("best held-out loss at step %d (stopped early at %d of %d)", t.Steps, t.RanSteps, t.TargetSteps)
+	case t.StoppedEarly:
+		return fmt.Sprintf("best held-out loss at step %d of %d (the last evaluations did worse)", t.Steps, t.TargetSteps)
 	default:
 		return fmt.Sprintf("%d steps", t.Steps)
 	}
