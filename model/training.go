@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/memowm/memowm/worldmodel"
 )
 
 // Training records how far a bundle's world model was trained, so that a
@@ -37,6 +39,10 @@ type Training struct {
 	// --model B' starts from B's trained world model with a fresh optimizer
 	// and schedule): the weights have had PriorSteps + Steps steps in all.
 	PriorSteps int `json:"prior_steps,omitempty"`
+	// Init names how the first run's weights were initialised: "" for the
+	// preset's fan-in draw, worldmodel.InitScaledResidual for 'fit
+	// --scaled-init'. A run that continues a bundle keeps its record.
+	Init string `json:"init,omitempty"`
 }
 
 // TotalSteps is the number of optimizer steps the weights have had in all,
@@ -78,6 +84,9 @@ func (t *Training) String() string {
 	if t != nil && t.PriorSteps > 0 {
 		s += fmt.Sprintf(", after %d steps of earlier runs (%d in all)", t.PriorSteps, t.TotalSteps())
 	}
+	if t != nil && t.Init != "" {
+		s += fmt.Sprintf(", from the %s initialisation", t.Init)
+	}
 	return s
 }
 
@@ -113,8 +122,11 @@ func (t *Training) check() error {
 	if t.Steps < 0 || t.TargetSteps < 0 || t.PriorSteps < 0 || t.Steps > t.TargetSteps || t.RanSteps < 0 || t.RanSteps > t.TargetSteps || (t.RanSteps > 0 && t.RanSteps < t.Steps) {
 		return fmt.Errorf("model: training of %d steps (%d run) of a %d-step run is impossible", t.Steps, t.RanSteps, t.TargetSteps)
 	}
-	if t.Imported != "" && (len(t.Imported) != 64 || strings.Trim(t.Imported, "0123456789abcdef") != "" || t.Steps != 0 || t.TargetSteps != 0 || t.PriorSteps != 0 || t.Interrupted || t.StoppedEarly) {
+	if t.Imported != "" && (len(t.Imported) != 64 || strings.Trim(t.Imported, "0123456789abcdef") != "" || t.Steps != 0 || t.TargetSteps != 0 || t.PriorSteps != 0 || t.Interrupted || t.StoppedEarly || t.Init != "") {
 		return fmt.Errorf("model: an imported training record holds a SHA-256 in hex and nothing else")
+	}
+	if !worldmodel.KnownInit(t.Init) {
+		return fmt.Errorf("model: initialisation %q is not one this build knows", t.Init)
 	}
 	if t.StoppedEarly && (t.Interrupted || t.Steps == 0) {
 		return fmt.Errorf("model: a training run recorded as stopped early must have steps and not be interrupted")

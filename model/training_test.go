@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/memowm/memowm/worldmodel"
 )
 
 func TestTraining(t *testing.T) {
@@ -25,6 +27,7 @@ func TestTraining(t *testing.T) {
 		{&Training{Imported: strings.Repeat("ab", 32)}, true, "imported from safetensors sha256 abababababab (trained elsewhere)"},
 		{&Training{Steps: 50, TargetSteps: 50, PriorSteps: 70}, true, "trained 50 of 50 steps, after 70 steps of earlier runs (120 in all)"},
 		{&Training{Steps: 20, TargetSteps: 50, PriorSteps: 70, Interrupted: true}, false, "interrupted at step 20 of 50 (partly trained), after 70 steps of earlier runs (90 in all)"},
+		{&Training{Steps: 50, TargetSteps: 50, Init: worldmodel.InitScaledResidual}, true, "trained 50 of 50 steps, from the scaled-residual initialisation"},
 	}
 	for _, c := range cases {
 		if c.tr.Complete() != c.complete || c.tr.String() != c.str || (c.tr != nil && c.tr.TotalSteps() != c.tr.Steps+c.tr.PriorSteps) {
@@ -44,10 +47,11 @@ func TestTraining(t *testing.T) {
 	for _, bad := range []Training{{Steps: -1}, {TargetSteps: -5}, {Steps: 11, TargetSteps: 10}, {Steps: 5, TargetSteps: 10, RanSteps: 11},
 		{Steps: 5, TargetSteps: 10, RanSteps: 4}, {Steps: 0, TargetSteps: 10, StoppedEarly: true}, {Steps: 5, TargetSteps: 10, StoppedEarly: true, Interrupted: true},
 		{Imported: "abc"}, {Imported: strings.Repeat("AB", 32)}, {Imported: strings.Repeat("ab", 32), Steps: 3, TargetSteps: 3},
-		{Steps: 5, TargetSteps: 5, PriorSteps: -1}, {Imported: strings.Repeat("ab", 32), PriorSteps: 3}} {
+		{Steps: 5, TargetSteps: 5, PriorSteps: -1}, {Imported: strings.Repeat("ab", 32), PriorSteps: 3},
+		{Steps: 5, TargetSteps: 5, Init: "orthogonal"}, {Imported: strings.Repeat("ab", 32), Init: worldmodel.InitScaledResidual}} {
 		b := microBundle(t)
 		b.Training = &bad
-		if _, err := b.Bytes(); err == nil || (!strings.Contains(err.Error(), "is impossible") && !strings.Contains(err.Error(), "stopped early") && !strings.Contains(err.Error(), "imported")) {
+		if _, err := b.Bytes(); err == nil || (!strings.Contains(err.Error(), "is impossible") && !strings.Contains(err.Error(), "stopped early") && !strings.Contains(err.Error(), "imported") && !strings.Contains(err.Error(), "initialisation")) {
 			t.Errorf("%+v: %v", bad, err)
 		}
 	}
@@ -71,7 +75,7 @@ func TestTrainingRecord(t *testing.T) {
 	if err != nil || r.Training != nil || !errors.Is(r.CheckTrained(), ErrTrainingUnknown) {
 		t.Fatalf("old bundle: %v, training %v", err, r.Training)
 	}
-	b.Training = &Training{Steps: 500, TargetSteps: 500}
+	b.Training = &Training{Steps: 500, TargetSteps: 500, Init: worldmodel.InitScaledResidual}
 	with, err := b.Bytes()
 	if err != nil {
 		t.Fatal(err)

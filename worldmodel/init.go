@@ -2,6 +2,15 @@ package worldmodel
 
 import "fmt"
 
+// InitScaledResidual names the initialisation of ScaleResidualInit in
+// training records (TrainConfig.Init, a bundle's training record); "" names
+// New's fan-in draw.
+const InitScaledResidual = "scaled-residual"
+
+// KnownInit reports whether init names an initialisation this build can
+// record: "" (New's) or InitScaledResidual.
+func KnownInit(init string) bool { return init == "" || init == InitScaledResidual }
+
 // ScaleResidualInit multiplies the initial weights of every block's two
 // projections into the residual stream (attention output, layer%d/attn_out_w,
 // and the MLP's second layer, layer%d/mlp_w2) by 1/sqrt(2 x layers), the

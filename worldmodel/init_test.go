@@ -1,7 +1,9 @@
 package worldmodel
 
 import (
+	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -47,5 +49,23 @@ func TestScaleResidualInit(t *testing.T) {
 	ScaleResidualInit(c)
 	if digestF32(b.Params().Data) != digestF32(c.Params().Data) {
 		t.Fatal("not deterministic")
+	}
+}
+
+// TestTrainConfigInit: a training run records a known initialisation and
+// refuses a name this build does not know (a checkpoint of a later build).
+func TestTrainConfigInit(t *testing.T) {
+	cfg, _ := Preset("tiny")
+	m, err := New(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqs := microSequences(rand.New(rand.NewPCG(2, 2)), &cfg, 2, 4)
+	tr, err := NewTrainer(m, seqs, TrainConfig{Steps: 1, Init: InitScaledResidual})
+	if err != nil || tr.Config().Init != InitScaledResidual {
+		t.Fatalf("known init: %v", err)
+	}
+	if _, err := NewTrainer(m, seqs, TrainConfig{Steps: 1, Init: "orthogonal"}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `"orthogonal"`) {
+		t.Fatalf("unknown init: %v", err)
 	}
 }

@@ -30,6 +30,11 @@ type TrainConfig struct {
 	// and schedule). It is recorded, so that the bundle says how far its
 	// weights were trained in all, and changes nothing in the optimizer.
 	PriorSteps int `json:"prior_steps,omitempty"`
+	// Init records how the run's first weights were initialised: "" for
+	// New's fan-in draw, InitScaledResidual after ScaleResidualInit. Like
+	// PriorSteps it is a record (carried by checkpoints into the bundle)
+	// and changes nothing in the optimizer.
+	Init string `json:"init,omitempty"`
 	// Threads is the number of goroutines (runtime.GOMAXPROCS(0)). The
 	// result does not depend on it.
 	Threads int `json:"-"`
@@ -97,6 +102,8 @@ func (tc *TrainConfig) validate(c *Config) error {
 		return bad("steps = %d, want >= 1", tc.Steps)
 	case tc.PriorSteps < 0:
 		return bad("prior steps = %d, want >= 0", tc.PriorSteps)
+	case !KnownInit(tc.Init):
+		return bad("initialisation %q is not one this build knows (%q or %q)", tc.Init, "", InitScaledResidual)
 	case tc.Batch < 1 || tc.Batch > 4096:
 		return bad("batch = %d is outside [1, 4096]", tc.Batch)
 	case !(tc.LR > 0 && tc.LR < 1) || !(tc.MinLR >= 0 && tc.MinLR <= tc.LR):

@@ -43,6 +43,8 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	patience := fs.Int("patience", 0, "with --valid: stop a preset's training when this many evaluations in a row bring no gain, keeping its best weights")
 	evalEvery := fs.Int("eval-every", 0, "with --valid: evaluate every M steps (0: a tenth of the preset's steps)")
 	opqPath := fs.String("opq", "", "quantizer shared by every preset (default: fit one on TRAIN)")
+	scaledInit := fs.Bool("scaled-init", false, "start every preset's training from fit's --scaled-init (residual projections at 1/sqrt(2 x layers)); a bundle in DIR must have started the same way to be reused")
+	ckptEvery := fs.Int("checkpoint-every", 0, "write each training's checkpoint every N steps (0: fit's default, a tenth of its steps)")
 	curve := fs.String("curve", "", "analyse this capacity curve instead of training")
 	out := fs.String("out", "", "output directory (required)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
@@ -59,8 +61,15 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if (*patience != 0 || *evalEvery != 0) && *valid == "" {
 		return usagef("--patience and --eval-every need --valid FILE (held-out episodes other than --eval)")
 	}
-	if *patience < 0 || *evalEvery < 0 {
-		return usagef("--patience and --eval-every must not be negative")
+	if *patience < 0 || *evalEvery < 0 || *ckptEvery < 0 {
+		return usagef("--patience, --eval-every and --checkpoint-every must not be negative")
+	}
+	if *curve != "" && (*scaledInit || *ckptEvery != 0) {
+		return usagef("--scaled-init and --checkpoint-every set up training; --curve trains nothing")
+	}
+	initName := ""
+	if *scaledInit {
+		initName = worldmodel.InitScaledResidual
 	}
 	names := strings.Split(*presets, ",")
 	for i := range names {
@@ -87,7 +96,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-	} else if pts, err = measureCurve(sweepRun{train: *train, eval: *eval, valid: *valid, presets: names, steps: perPreset, patience: *patience, evalEvery: *evalEvery, opq: *opqPath, dir: *out}, *quiet, stderr); err != nil {
+	} else if pts, err = measureCurve(sweepRun{train: *train, eval: *eval, valid: *valid, presets: names, steps: perPreset, patience: *patience, evalEvery: *evalEvery, ckptEvery: *ckptEvery, init: initName, opq: *opqPath, dir: *out}, *quiet, stderr); err != nil {
 		return err
 	}
 	sorted, rows, be, err := bench.Analyze(pts, bench.DefaultHorizons())
@@ -167,6 +176,8 @@ type sweepRun struct {
 	steps              map[string]int
 	patience           int
 	evalEvery          int
+	ckptEvery          int
+	init               string // the initialisation of fresh trainings (worldmodel.InitScaledResidual or "")
 	opq, dir           string
 }
 
@@ -190,7 +201,7 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 	for _, p := range r.presets {
 		steps := r.steps[p]
 		path := filepath.Join(dir, p+".mwb")
-		plan, err := planPreset(path, p, steps)
+		plan, err := planPreset(path, p, steps, r.init)
 		if err != nil {
 			return nil, err
 		}
@@ -214,7 +225,11 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 			args = []string{"--in", train, "--opq", opqPath, "--preset", p, "--steps", fmt.Sprint(steps - plan.ckptPrior), "--out", path}
 			// An interrupted training of this sweep continues from its
 			// checkpoint (fit refuses one made on other data); one that
-			// continued an earlier run counts that run's steps.
+			// continued an earlier run counts that run's steps. The
+			// checkpoint carries its initialisation's record.
+			if plan.ckpt == "" && r.init == worldmodel.InitScaledResidual {
+				args = append(args, "--scaled-init")
+			}
 			if plan.ckpt != "" {
 				args = append(args, "--resume", plan.ckpt)
 				if !quiet {
@@ -226,6 +241,9 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 			start := time.Now()
 			if r.valid != "" {
 				args = append(args, "--eval", r.valid, "--patience", fmt.Sprint(r.patience), "--eval-every", fmt.Sprint(r.evalEvery))
+			}
+			if r.ckptEvery > 0 {
+				args = append(args, "--checkpoint-every", fmt.Sprint(r.ckptEvery))
 			}
 			if err := runFitWM(append(args, q...), io.Discard, stderr); err != nil {
 				return nil, fmt.Errorf("preset %s: %w", p, err)
@@ -380,7 +398,7 @@ type presetPlan struct {
 // are errors that say how to keep them. A checkpoint is resumed when no
 // finished bundle is as far along; an older one is left for the next
 // training to replace.
-func planPreset(path, preset string, steps int) (presetPlan, error) {
+func planPreset(path, preset string, steps int, init string) (presetPlan, error) {
 	var plan presetPlan
 	var b *model.Bundle
 	if _, err := os.Stat(path); err == nil {
@@ -392,6 +410,9 @@ func planPreset(path, preset string, steps int) (presetPlan, error) {
 		}
 		if b.Training != nil && b.Training.Imported != "" {
 			return plan, fmt.Errorf("%s holds weights trained elsewhere (imported): the sweep trains its own; move it away or use another --out", path)
+		}
+		if b.Training != nil && b.Training.Init != init {
+			return plan, fmt.Errorf("%s started from %s; the sweep asks %s: move it away or use another --out", path, initDesc(b.Training.Init), initDesc(init))
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return plan, err
@@ -420,6 +441,9 @@ func planPreset(path, preset string, steps int) (presetPlan, error) {
 		}
 		if c.Model.Config().Preset != preset {
 			return plan, fmt.Errorf("%s is a checkpoint of preset %s, not %s: move it away", ck, c.Model.Config().Preset, preset)
+		}
+		if c.Train.Init != init {
+			return plan, fmt.Errorf("%s is a checkpoint of a run started from %s; the sweep asks %s: move it away", ck, initDesc(c.Train.Init), initDesc(init))
 		}
 		if !finished || c.Train.PriorSteps+c.Step >= b.Training.TotalSteps() {
 			if c.Train.PriorSteps >= steps {
@@ -508,14 +532,29 @@ func trainedSteps(t *model.Training) string {
 	case t == nil:
 		return "training not recorded"
 	case t.PriorSteps > 0:
-		return t.String()
-	case t.EndedEarly():
-		return fmt.Sprintf("best held-out loss at step %d (stopped early at %d of %d)", t.Steps, t.RanSteps, t.TargetSteps)
-	case t.StoppedEarly:
-		return fmt.Sprintf("best held-out loss at step %d of %d (the last evaluations did worse)", t.Steps, t.TargetSteps)
-	default:
-		return fmt.Sprintf("%d steps", t.Steps)
+		return t.String() // it names the initialisation
 	}
+	var s string
+	switch {
+	case t.EndedEarly():
+		s = fmt.Sprintf("best held-out loss at step %d (stopped early at %d of %d)", t.Steps, t.RanSteps, t.TargetSteps)
+	case t.StoppedEarly:
+		s = fmt.Sprintf("best held-out loss at step %d of %d (the last evaluations did worse)", t.Steps, t.TargetSteps)
+	default:
+		s = fmt.Sprintf("%d steps", t.Steps)
+	}
+	if t.Init != "" {
+		s += fmt.Sprintf(" from the %s initialisation", t.Init)
+	}
+	return s
+}
+
+// initDesc names an initialisation for messages.
+func initDesc(init string) string {
+	if init == "" {
+		return "the preset's initialisation"
+	}
+	return "the " + init + " initialisation (--scaled-init)"
 }
 
 func fileExists(path string) bool {

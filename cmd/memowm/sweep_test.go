@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/worldmodel"
 )
 
 func TestSweep(t *testing.T) {
@@ -208,6 +209,72 @@ func TestTrainedSteps(t *testing.T) {
 	for _, c := range cases {
 		if got := trainedSteps(c.tr); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.tr, got, c.want)
+		}
+	}
+}
+
+// TestSweepScaledInit: --scaled-init and --checkpoint-every reach each
+// preset's training; a bundle started from another initialisation is not
+// reused, nor its checkpoint resumed, and neither is overwritten.
+func TestSweepScaledInit(t *testing.T) {
+	dir := t.TempDir()
+	traj, out := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "s")
+	if code, _, errs := memowm(t, "sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	sweep := func(extra ...string) (int, string, string) {
+		return memowm(t, append([]string{"sweep", "--train", traj, "--eval", traj, "--presets", "tiny", "--out", out}, extra...)...)
+	}
+	code, _, errs := sweep("--steps", "4", "--scaled-init", "--checkpoint-every", "3")
+	if code != 0 || !strings.Contains(errs, "residual projections initialised at 0.500") || !strings.Contains(errs, "fit wm: step 3: wrote the checkpoint") ||
+		strings.Contains(errs, "step 1: wrote the checkpoint") || !strings.Contains(errs, "4 steps from the scaled-residual initialisation") {
+		t.Fatalf("sweep --scaled-init --checkpoint-every 3: %d\n%s", code, errs)
+	}
+	tiny := filepath.Join(out, "tiny.mwb")
+	b, err := model.Load(tiny)
+	if err != nil || b.Training.Init != worldmodel.InitScaledResidual {
+		t.Fatalf("bundle: %v %+v", err, b.Training)
+	}
+	if code, _, errs := sweep("--steps", "4", "--scaled-init"); code != 0 || !strings.Contains(errs, "sweep: reusing") {
+		t.Fatalf("the same sweep again: %d\n%s", code, errs)
+	}
+	before, err := os.ReadFile(tiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := sweep("--steps", "4"); code != 1 || !strings.Contains(errs, "started from the scaled-residual initialisation (--scaled-init); the sweep asks the preset's initialisation") {
+		t.Fatalf("a plain sweep over a scaled bundle: %d\n%s", code, errs)
+	}
+	if after, err := os.ReadFile(tiny); err != nil || string(after) != string(before) {
+		t.Fatalf("the sweep changed a bundle it refused (%v)", err)
+	}
+	// A plain run's checkpoint is not resumed by a scaled sweep.
+	p := filepath.Join(dir, "p")
+	os.MkdirAll(p, 0o755)
+	if code, _, errs := memowm(t, "fit", "--stage", "wm", "--in", traj, "--opq", filepath.Join(out, "shared.opq"), "--preset", "tiny", "--steps", "2",
+		"--keep-checkpoint", "--out", filepath.Join(p, "other.mwb"), "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	if err := os.Rename(filepath.Join(p, "other.mwb.ckpt"), filepath.Join(p, "tiny.mwb.ckpt")); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = memowm(t, "sweep", "--train", traj, "--eval", traj, "--opq", filepath.Join(out, "shared.opq"), "--presets", "tiny", "--steps", "4", "--scaled-init", "--out", p)
+	if code != 1 || !strings.Contains(errs, "is a checkpoint of a run started from the preset's initialisation; the sweep asks the scaled-residual") {
+		t.Fatalf("a scaled sweep over a plain checkpoint: %d\n%s", code, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--checkpoint-every", "-1"}, "must not be negative"},
+		{[]string{"--curve", "c.csv", "--scaled-init"}, "--curve trains nothing"},
+	} {
+		args := append([]string{"sweep", "--out", filepath.Join(dir, "d")}, c.args...)
+		if c.args[0] != "--curve" {
+			args = append(args, "--train", traj, "--eval", traj)
+		}
+		if code, _, errs := memowm(t, args...); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: %d %s (want %q)", c.args, code, errs, c.want)
 		}
 	}
 }

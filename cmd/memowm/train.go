@@ -101,6 +101,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	prec := uint(worldmodel.DefaultPrecision)
 	var start *worldmodel.Model
 	priorSteps := 0
+	initName := "" // the starting weights' initialisation, for the record
 	switch {
 	case *opqPath != "":
 		if q, err = opq.Load(*opqPath); err != nil {
@@ -116,6 +117,9 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			start = b.Model
 			// The run continues the bundle's training: its record says so.
 			priorSteps = b.Training.TotalSteps()
+			if b.Training != nil {
+				initName = b.Training.Init
+			}
 		}
 	default:
 		states, meta, err := readStates(*in, logf)
@@ -186,6 +190,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			}
 			if *scaledInit {
 				logf("fit wm: residual projections initialised at %.3f of the fan-in scale\n", worldmodel.ScaleResidualInit(start))
+				initName = worldmodel.InitScaledResidual
 			}
 			if *priors {
 				rate, err := worldmodel.InitOutputPriorsOn(start, train)
@@ -196,7 +201,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		tc := worldmodel.TrainConfig{Steps: *steps, Batch: *batch, LR: *lr, Warmup: *warmup, Clip: *clip,
-			Window: *window, NoActions: *noActions, NoCopy: *noCopy, Seed: *seed, Threads: *threads, PriorSteps: priorSteps}
+			Window: *window, NoActions: *noActions, NoCopy: *noCopy, Seed: *seed, Threads: *threads, PriorSteps: priorSteps, Init: initName}
 		tc.WeightDecay = *wd
 		if *wd == 0 {
 			tc.WeightDecay = -1
@@ -265,6 +270,9 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 				}
 				logf("fit wm: step %d: held-out %.1f bits/transition (%d transitions)%s\n", p.Step, p.Eval.BitsPerTransition, p.Eval.Transitions, best)
 			}
+			if p.Checkpoint != "" && p.Step < p.Steps && !p.Stopped {
+				logf("fit wm: step %d: wrote the checkpoint %s\n", p.Step, p.Checkpoint)
+			}
 			if p.Stopped {
 				logf("fit wm: stopped early at step %d: %d evaluations without a gain of %g; keeping the weights of step %d\n", p.Step, *patience, *minDelta, p.BestStep)
 			}
@@ -282,7 +290,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	stop()
 	// The bundle records how far training went, so that an interrupted
 	// run's weights are never taken for a trained model.
-	training := &model.Training{Steps: tr.StepsDone(), TargetSteps: tc.Steps, Interrupted: runErr != nil, PriorSteps: tc.PriorSteps}
+	training := &model.Training{Steps: tr.StepsDone(), TargetSteps: tc.Steps, Interrupted: runErr != nil, PriorSteps: tc.PriorSteps, Init: tc.Init}
 	stopped, bestStep, bestEval := tr.EarlyStop()
 	if runErr == nil && bestStep > 0 && bestStep < tr.StepsDone() || stopped {
 		// The model holds the best evaluation's weights.
@@ -331,7 +339,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		}
 	} else {
 		trained := fmt.Sprintf("trained %d steps", tc.Steps)
-		if b.Training.StoppedEarly || b.Training.PriorSteps > 0 {
+		if b.Training.StoppedEarly || b.Training.PriorSteps > 0 || b.Training.Init != "" {
 			trained = b.Training.String()
 		}
 		fmt.Fprintf(stdout, "wrote %s (%s): world model %s, %d parameters, %s of batch %d on %d transitions; %s; precision %d\n",

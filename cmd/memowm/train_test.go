@@ -174,6 +174,46 @@ func TestFitScaledInit(t *testing.T) {
 			t.Errorf("%v: %d %s", bad, code, errs)
 		}
 	}
+
+	// The bundle and the checkpoint record the initialisation; a resumed
+	// run and one that continues the bundle keep the record, a fresh
+	// preset from it does not.
+	initOf := func(path string) string {
+		t.Helper()
+		b, err := model.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Training.Init
+	}
+	if got := initOf(out); got != worldmodel.InitScaledResidual {
+		t.Errorf("bundle records init %q", got)
+	}
+	ck, err := worldmodel.LoadCheckpoint(out + ".ckpt")
+	if err != nil || ck.Train.Init != worldmodel.InitScaledResidual {
+		t.Fatalf("checkpoint init %q, %v", ck.Train.Init, err)
+	}
+	runs := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--resume", out + ".ckpt", "--steps", "3"}, worldmodel.InitScaledResidual},
+		{[]string{"--model", out}, worldmodel.InitScaledResidual},
+		{[]string{"--model", out, "--preset", "tiny"}, ""},
+	}
+	for i, r := range runs {
+		o := filepath.Join(dir, fmt.Sprintf("run%d.mwb", i))
+		code, stdout, errs := memowm(t, append([]string{"fit", "--stage", "wm", "--in", traj, "--steps", "2", "--out", o}, r.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: %d %s", r.args, code, errs)
+		}
+		if got := initOf(o); got != r.want {
+			t.Errorf("%v: bundle records init %q, want %q", r.args, got, r.want)
+		}
+		if named := strings.Contains(stdout, "from the scaled-residual initialisation"); named != (r.want != "") {
+			t.Errorf("%v: summary %q names the initialisation: %v", r.args, stdout, named)
+		}
+	}
 }
 
 // TestOrder1Bits checks the held-out order-1 figure, read a chunk of
