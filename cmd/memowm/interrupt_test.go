@@ -439,7 +439,9 @@ func TestInterruptTraining(t *testing.T) {
 	}
 	code, errs := interruptChild(t, syscall.SIGINT, func(s string) bool { return strings.Contains(s, "fit wm: step ") },
 		"fit", "--stage", "wm", "--in", traj, "--out", out, "--preset", "tiny", "--steps", "100000")
-	if code != 130 || !strings.Contains(errs, "interrupted at step") {
+	// One message says where it stopped and what it kept.
+	if code != 130 || strings.Count(errs, "interrupted at step") != 2 || !strings.Contains(errs, "(continue with --resume "+out+".ckpt); bundle "+out) ||
+		strings.Contains(errs, "context canceled") {
 		t.Fatalf("status %d\n%s", code, errs)
 	}
 	for _, f := range []string{out, out + ".ckpt"} {

@@ -307,9 +307,10 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if runErr != nil {
-		fmt.Fprintf(stdout, "interrupted at step %d of %d: checkpoint %s (continue with --resume %s); bundle %s (%s) holds the weights so far and records them as %s\n",
-			tr.StepsDone(), tc.Steps, *ckpt, *ckpt, *out, humanBytes(st.Size()), b.Training)
-		return runErr
+		// One message, on stderr: the run did not finish (status 130),
+		// and what it leaves is complete.
+		return &interruptedRun{msg: fmt.Sprintf("interrupted at step %d of %d: checkpoint %s (continue with --resume %s); bundle %s (%s) holds the weights so far and records them as %s",
+			tr.StepsDone(), tc.Steps, *ckpt, *ckpt, *out, humanBytes(st.Size()), b.Training), err: runErr}
 	}
 	sum := map[string]any{"out": *out, "bytes": st.Size(), "sha256": b.HashString(), "preset": cfg.Preset, "params": cfg.NumParams(),
 		"steps": tc.Steps, "batch": tc.Batch, "lr": tc.LR, "transitions": tr.Examples(), "precision": b.Precision, "training": b.Training,
@@ -360,6 +361,17 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
+
+// interruptedRun is the error of a training stopped by a signal: msg says
+// where it stopped and what it saved; it wraps the run's error (a
+// cancelled context), whose own text would add nothing.
+type interruptedRun struct {
+	msg string
+	err error
+}
+
+func (e *interruptedRun) Error() string { return e.msg }
+func (e *interruptedRun) Unwrap() error { return e.err }
 
 func heldNote(held *corpus.File) string {
 	if held == nil {
