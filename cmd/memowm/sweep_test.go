@@ -205,6 +205,8 @@ func TestTrainedSteps(t *testing.T) {
 		{&model.Training{Steps: 100, TargetSteps: 100}, "100 steps"},
 		{&model.Training{Steps: 60, TargetSteps: 100, StoppedEarly: true, RanSteps: 90}, "best held-out loss at step 60 (stopped early at 90 of 100)"},
 		{&model.Training{Steps: 95, TargetSteps: 100, StoppedEarly: true, RanSteps: 100}, "best held-out loss at step 95 of 100 (the last evaluations did worse)"},
+		{&model.Training{Steps: 100, TargetSteps: 100, Init: worldmodel.InitScaledResidual}, "100 steps from the scaled-residual initialisation"},
+		{&model.Training{Steps: 10, TargetSteps: 10, PriorSteps: 5, Init: worldmodel.InitScaledResidual}, "trained 10 of 10 steps, after 5 steps of earlier runs (15 in all), from the scaled-residual initialisation"},
 	}
 	for _, c := range cases {
 		if got := trainedSteps(c.tr); got != c.want {
