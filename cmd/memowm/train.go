@@ -339,12 +339,12 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	} else {
-		trained := fmt.Sprintf("trained %d steps", tc.Steps)
+		trained := fmt.Sprintf("trained %d steps of batch %d on %d transitions", tc.Steps, tc.Batch, tr.Examples())
 		if b.Training.StoppedEarly || b.Training.PriorSteps > 0 || b.Training.Init != "" {
-			trained = b.Training.String()
+			trained = fmt.Sprintf("batch %d on %d transitions; %s", tc.Batch, tr.Examples(), b.Training)
 		}
-		fmt.Fprintf(stdout, "wrote %s (%s): world model %s, %d parameters, %s of batch %d on %d transitions; %s; precision %d\n",
-			*out, humanBytes(st.Size()), cfg.Preset, cfg.NumParams(), trained, tc.Batch, tr.Examples(), b.Policy, b.Precision)
+		fmt.Fprintf(stdout, "wrote %s (%s): world model %s, %d parameters, %s; %s; precision %d\n",
+			*out, humanBytes(st.Size()), cfg.Preset, cfg.NumParams(), trained, b.Policy, b.Precision)
 		fmt.Fprintf(stdout, "speed     %.2f steps/s, %.0f tokens/s, %.1f GFLOP/s (matrix products, 3x forward); %s in all\n",
 			last.StepsPerSec, last.TokensPerSec, last.GFLOPS, last.Elapsed.Round(100*time.Millisecond))
 		fmt.Fprintf(stdout, "train     loss %.4f, %.1f bits/transition (last steps, smoothed)\n", last.Loss, smooth)

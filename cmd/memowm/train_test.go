@@ -210,6 +210,9 @@ func TestFitScaledInit(t *testing.T) {
 		if got := initOf(o); got != r.want {
 			t.Errorf("%v: bundle records init %q, want %q", r.args, got, r.want)
 		}
+		if strings.Contains(stdout, "initialisation of batch") || strings.Contains(stdout, ") of batch") {
+			t.Errorf("%v: the training record runs into the batch: %q", r.args, stdout)
+		}
 		if named := strings.Contains(stdout, "from the scaled-residual initialisation"); named != (r.want != "") {
 			t.Errorf("%v: summary %q names the initialisation: %v", r.args, stdout, named)
 		}
