@@ -55,11 +55,8 @@ func TestScaleResidualInit(t *testing.T) {
 // TestTrainConfigInit: a training run records a known initialisation and
 // refuses a name this build does not know (a checkpoint of a later build).
 func TestTrainConfigInit(t *testing.T) {
-	cfg, _ := Preset("tiny")
-	m, err := New(cfg, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := tinyModel(t, 1)
+	cfg := m.Config()
 	seqs := microSequences(rand.New(rand.NewPCG(2, 2)), &cfg, 2, 4)
 	tr, err := NewTrainer(m, seqs, TrainConfig{Steps: 1, Init: InitScaledResidual})
 	if err != nil || tr.Config().Init != InitScaledResidual {
