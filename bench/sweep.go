@@ -25,6 +25,11 @@ type CurvePoint struct {
 	// Steps is how many optimizer steps the point's world model had (0:
 	// unknown), for the record.
 	Steps int `json:"steps,omitempty"`
+	// LR is the peak learning rate of the point's (last) training run and
+	// Init its initialisation ("" for the preset's), when known, for the
+	// record.
+	LR   float64 `json:"lr,omitempty"`
+	Init string  `json:"init,omitempty"`
 }
 
 // HorizonRow is the total storage per observation of every point at one
@@ -128,8 +133,9 @@ func DefaultHorizons() []float64 {
 }
 
 // ReadCurve reads a capacity curve from CSV: a header naming the columns
-// name, params and rate_bits_per_obs and optionally bundle_bytes (in any
-// order), then one point a row.
+// name, params and rate_bits_per_obs and optionally bundle_bytes, steps, lr
+// and init (in any order; the last three for the record), then one point a
+// row.
 func ReadCurve(r io.Reader) ([]CurvePoint, error) {
 	rows, err := csv.NewReader(r).ReadAll()
 	if err != nil {
@@ -184,6 +190,19 @@ func ReadCurve(r io.Reader) ([]CurvePoint, error) {
 				return nil, fmt.Errorf("bench: curve line %d: steps %g is not a step count", n+2, v)
 			}
 			pt.Steps = int(v)
+		}
+		if _, ok := col["lr"]; ok && strings.TrimSpace(row[col["lr"]]) != "" {
+			v, err := num("lr")
+			if err != nil {
+				return nil, err
+			}
+			if !(v > 0 && v < 1) {
+				return nil, fmt.Errorf("bench: curve line %d: lr %g is not a learning rate", n+2, v)
+			}
+			pt.LR = v
+		}
+		if _, ok := col["init"]; ok {
+			pt.Init = strings.TrimSpace(row[col["init"]])
 		}
 		pts = append(pts, pt)
 	}

@@ -43,6 +43,10 @@ type Training struct {
 	// preset's fan-in draw, worldmodel.InitScaledResidual for 'fit
 	// --scaled-init'. A run that continues a bundle keeps its record.
 	Init string `json:"init,omitempty"`
+	// LR is the peak learning rate of the run this record describes (0:
+	// not recorded, as in bundles written before it was, and in imported
+	// ones). A run that continues a bundle records its own rate.
+	LR float64 `json:"lr,omitempty"`
 }
 
 // TotalSteps is the number of optimizer steps the weights have had in all,
@@ -122,8 +126,11 @@ func (t *Training) check() error {
 	if t.Steps < 0 || t.TargetSteps < 0 || t.PriorSteps < 0 || t.Steps > t.TargetSteps || t.RanSteps < 0 || t.RanSteps > t.TargetSteps || (t.RanSteps > 0 && t.RanSteps < t.Steps) {
 		return fmt.Errorf("model: training of %d steps (%d run) of a %d-step run is impossible", t.Steps, t.RanSteps, t.TargetSteps)
 	}
-	if t.Imported != "" && (len(t.Imported) != 64 || strings.Trim(t.Imported, "0123456789abcdef") != "" || t.Steps != 0 || t.TargetSteps != 0 || t.PriorSteps != 0 || t.Interrupted || t.StoppedEarly || t.Init != "") {
+	if t.Imported != "" && (len(t.Imported) != 64 || strings.Trim(t.Imported, "0123456789abcdef") != "" || t.Steps != 0 || t.TargetSteps != 0 || t.PriorSteps != 0 || t.Interrupted || t.StoppedEarly || t.Init != "" || t.LR != 0) {
 		return fmt.Errorf("model: an imported training record holds a SHA-256 in hex and nothing else")
+	}
+	if !(t.LR >= 0 && t.LR < 1) {
+		return fmt.Errorf("model: a training run at peak learning rate %g is impossible", t.LR)
 	}
 	if !worldmodel.KnownInit(t.Init) {
 		return fmt.Errorf("model: initialisation %q is not one this build knows", t.Init)

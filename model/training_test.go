@@ -48,10 +48,11 @@ func TestTraining(t *testing.T) {
 		{Steps: 5, TargetSteps: 10, RanSteps: 4}, {Steps: 0, TargetSteps: 10, StoppedEarly: true}, {Steps: 5, TargetSteps: 10, StoppedEarly: true, Interrupted: true},
 		{Imported: "abc"}, {Imported: strings.Repeat("AB", 32)}, {Imported: strings.Repeat("ab", 32), Steps: 3, TargetSteps: 3},
 		{Steps: 5, TargetSteps: 5, PriorSteps: -1}, {Imported: strings.Repeat("ab", 32), PriorSteps: 3},
-		{Steps: 5, TargetSteps: 5, Init: "orthogonal"}, {Imported: strings.Repeat("ab", 32), Init: worldmodel.InitScaledResidual}} {
+		{Steps: 5, TargetSteps: 5, Init: "orthogonal"}, {Imported: strings.Repeat("ab", 32), Init: worldmodel.InitScaledResidual},
+		{Steps: 5, TargetSteps: 5, LR: -1e-3}, {Steps: 5, TargetSteps: 5, LR: 1}, {Imported: strings.Repeat("ab", 32), LR: 1e-3}} {
 		b := microBundle(t)
 		b.Training = &bad
-		if _, err := b.Bytes(); err == nil || (!strings.Contains(err.Error(), "is impossible") && !strings.Contains(err.Error(), "stopped early") && !strings.Contains(err.Error(), "imported") && !strings.Contains(err.Error(), "initialisation")) {
+		if _, err := b.Bytes(); err == nil || (!strings.Contains(err.Error(), "is impossible") && !strings.Contains(err.Error(), "stopped early") && !strings.Contains(err.Error(), "imported") && !strings.Contains(err.Error(), "initialisation") && !strings.Contains(err.Error(), "learning rate")) {
 			t.Errorf("%+v: %v", bad, err)
 		}
 	}
@@ -75,7 +76,7 @@ func TestTrainingRecord(t *testing.T) {
 	if err != nil || r.Training != nil || !errors.Is(r.CheckTrained(), ErrTrainingUnknown) {
 		t.Fatalf("old bundle: %v, training %v", err, r.Training)
 	}
-	b.Training = &Training{Steps: 500, TargetSteps: 500, Init: worldmodel.InitScaledResidual}
+	b.Training = &Training{Steps: 500, TargetSteps: 500, Init: worldmodel.InitScaledResidual, LR: 1e-3}
 	with, err := b.Bytes()
 	if err != nil {
 		t.Fatal(err)

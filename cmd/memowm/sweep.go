@@ -25,7 +25,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sweep", "(--train TRAIN --eval EVAL --presets a,b,... | --curve FILE) --out DIR",
 		"The capacity-vs-horizon study (paper A.4): train each preset on TRAIN (a\n"+
 			"bundle already in DIR is reused when trained the steps asked, trained on\n"+
-			"from its weights at half its preset's rate when trained fewer, never\n"+
+			"from its weights at half the preset's rate when trained fewer, never\n"+
 			"overwritten when trained more; an interrupted training continues from its\n"+
 			"checkpoint), measure its lossless episodic rate R(P) on EVAL,\n"+
 			"then S(P, N) = B(P)/N + R(P) over horizons N, where B(P) is the bundle's bytes\n"+
@@ -43,6 +43,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	patience := fs.Int("patience", 0, "with --valid: stop a preset's training when this many evaluations in a row bring no gain, keeping its best weights")
 	evalEvery := fs.Int("eval-every", 0, "with --valid: evaluate every M steps (0: a tenth of the preset's steps)")
 	opqPath := fs.String("opq", "", "quantizer shared by every preset (default: fit one on TRAIN)")
+	lrFlag := fs.String("lr", "", "peak learning rate of each fresh training: one RATE for every preset, or per preset as base=1e-3 (a preset not named takes its own; default: every preset its own); a bundle or checkpoint in DIR trained at another rate is not reused")
 	scaledInit := fs.Bool("scaled-init", false, "start every preset's training from fit's --scaled-init (residual projections at 1/sqrt(2 x layers)); a bundle in DIR must have started the same way to be reused")
 	ckptEvery := fs.Int("checkpoint-every", 0, "write each training's checkpoint every N steps (0: fit's default, a tenth of its steps)")
 	curve := fs.String("curve", "", "analyse this capacity curve instead of training")
@@ -64,8 +65,8 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if *patience < 0 || *evalEvery < 0 || *ckptEvery < 0 {
 		return usagef("--patience, --eval-every and --checkpoint-every must not be negative")
 	}
-	if *curve != "" && (*scaledInit || *ckptEvery != 0) {
-		return usagef("--scaled-init and --checkpoint-every set up training; --curve trains nothing")
+	if *curve != "" && (*scaledInit || *ckptEvery != 0 || *lrFlag != "") {
+		return usagef("--lr, --scaled-init and --checkpoint-every set up training; --curve trains nothing")
 	}
 	initName := ""
 	if *scaledInit {
@@ -76,6 +77,10 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		names[i] = strings.TrimSpace(names[i])
 	}
 	perPreset, err := parseSweepSteps(*steps, names)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	rates, err := parseSweepLR(*lrFlag, names)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -96,7 +101,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-	} else if pts, err = measureCurve(sweepRun{train: *train, eval: *eval, valid: *valid, presets: names, steps: perPreset, patience: *patience, evalEvery: *evalEvery, ckptEvery: *ckptEvery, init: initName, opq: *opqPath, dir: *out}, *quiet, stderr); err != nil {
+	} else if pts, err = measureCurve(sweepRun{train: *train, eval: *eval, valid: *valid, presets: names, steps: perPreset, patience: *patience, evalEvery: *evalEvery, ckptEvery: *ckptEvery, init: initName, lr: rates, opq: *opqPath, dir: *out}, *quiet, stderr); err != nil {
 		return err
 	}
 	sorted, rows, be, err := bench.Analyze(pts, bench.DefaultHorizons())
@@ -107,8 +112,9 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	type beJSON struct {
-		Smaller, Larger string
-		N               any `json:"n"`
+		Smaller string `json:"smaller"`
+		Larger  string `json:"larger"`
+		N       any    `json:"n"`
 	}
 	var bej []beJSON
 	for _, b := range be {
@@ -177,7 +183,8 @@ type sweepRun struct {
 	patience           int
 	evalEvery          int
 	ckptEvery          int
-	init               string // the initialisation of fresh trainings (worldmodel.InitScaledResidual or "")
+	init               string             // the initialisation of fresh trainings (worldmodel.InitScaledResidual or "")
+	lr                 map[string]float64 // peak learning rates asked per preset (absent: the preset's)
 	opq, dir           string
 }
 
@@ -201,7 +208,7 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 	for _, p := range r.presets {
 		steps := r.steps[p]
 		path := filepath.Join(dir, p+".mwb")
-		plan, err := planPreset(path, p, steps, r.init)
+		plan, err := planPreset(path, p, steps, r.init, r.lr[p])
 		if err != nil {
 			return nil, err
 		}
@@ -229,6 +236,9 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 			// checkpoint carries its initialisation's record.
 			if plan.ckpt == "" && r.init == worldmodel.InitScaledResidual {
 				args = append(args, "--scaled-init")
+			}
+			if plan.ckpt == "" && r.lr[p] > 0 {
+				args = append(args, "--lr", fmt.Sprint(r.lr[p]))
 			}
 			if plan.ckpt != "" {
 				args = append(args, "--resume", plan.ckpt)
@@ -267,7 +277,7 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 		}
 		pt := bench.CurvePoint{Name: p, Params: float64(cfg.NumParams()), Rate: bits / float64(max(obs, 1)), BundleBytes: st.Size()}
 		if b.Training != nil {
-			pt.Steps = b.Training.TotalSteps()
+			pt.Steps, pt.LR, pt.Init = b.Training.TotalSteps(), b.Training.LR, b.Training.Init
 		}
 		pts = append(pts, pt)
 		if !quiet {
@@ -275,9 +285,13 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 		}
 	}
 	err := atomicfile.Write(filepath.Join(dir, "curve.csv"), func(w io.Writer) error {
-		fmt.Fprintln(w, "name,params,rate_bits_per_obs,bundle_bytes,steps")
+		fmt.Fprintln(w, "name,params,rate_bits_per_obs,bundle_bytes,steps,lr,init")
 		for _, p := range pts {
-			fmt.Fprintf(w, "%s,%.0f,%.4f,%d,%d\n", p.Name, p.Params, p.Rate, p.BundleBytes, p.Steps)
+			lr := ""
+			if p.LR > 0 {
+				lr = strconv.FormatFloat(p.LR, 'g', -1, 64)
+			}
+			fmt.Fprintf(w, "%s,%.0f,%.4f,%d,%d,%s,%s\n", p.Name, p.Params, p.Rate, p.BundleBytes, p.Steps, lr, p.Init)
 		}
 		return nil
 	})
@@ -398,8 +412,13 @@ type presetPlan struct {
 // are errors that say how to keep them. A checkpoint is resumed when no
 // finished bundle is as far along; an older one is left for the next
 // training to replace.
-func planPreset(path, preset string, steps int, init string) (presetPlan, error) {
+func planPreset(path, preset string, steps int, init string, lr float64) (presetPlan, error) {
 	var plan presetPlan
+	if lr == 0 {
+		if cfg, err := worldmodel.Preset(preset); err == nil {
+			lr = cfg.DefaultLR()
+		}
+	}
 	var b *model.Bundle
 	if _, err := os.Stat(path); err == nil {
 		if b, err = model.Load(path); err != nil {
@@ -413,6 +432,11 @@ func planPreset(path, preset string, steps int, init string) (presetPlan, error)
 		}
 		if b.Training != nil && b.Training.Init != init {
 			return plan, fmt.Errorf("%s started from %s; the sweep asks %s: move it away or use another --out", path, initDesc(b.Training.Init), initDesc(init))
+		}
+		// A run that continued another records the continuation's rate;
+		// only a first run's rate is the one the sweep asks.
+		if t := b.Training; t != nil && t.PriorSteps == 0 && t.LR != 0 && t.LR != lr {
+			return plan, fmt.Errorf("%s was trained at peak learning rate %g; the sweep asks %g: move it away, use another --out, or ask --lr %s=%g", path, t.LR, lr, preset, t.LR)
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return plan, err
@@ -445,6 +469,9 @@ func planPreset(path, preset string, steps int, init string) (presetPlan, error)
 		if c.Train.Init != init {
 			return plan, fmt.Errorf("%s is a checkpoint of a run started from %s; the sweep asks %s: move it away", ck, initDesc(c.Train.Init), initDesc(init))
 		}
+		if c.Train.PriorSteps == 0 && c.Train.LR != lr {
+			return plan, fmt.Errorf("%s is a checkpoint of a run at peak learning rate %g; the sweep asks %g: move it away", ck, c.Train.LR, lr)
+		}
 		if !finished || c.Train.PriorSteps+c.Step >= b.Training.TotalSteps() {
 			if c.Train.PriorSteps >= steps {
 				return plan, fmt.Errorf("%s continues a run of %d steps; the sweep asks %d in all: ask more, or remove the checkpoint", ck, c.Train.PriorSteps, steps)
@@ -455,12 +482,61 @@ func planPreset(path, preset string, steps int, init string) (presetPlan, error)
 	}
 	switch {
 	case finished:
-		cfg := b.Model.Config()
-		plan.from, plan.lr = b.Training.TotalSteps(), cfg.DefaultLR()/2
+		plan.from, plan.lr = b.Training.TotalSteps(), lr/2
 	case b != nil:
 		plan.why = unfinished.Error()
 	}
 	return plan, nil
+}
+
+// parseSweepLR reads --lr: "" (every preset its own rate), one rate for
+// every preset ("1e-3"), or rates for some presets ("base=1e-3,small=2e-3");
+// a preset not named is absent from the map (its own rate).
+func parseSweepLR(s string, presets []string) (map[string]float64, error) {
+	out := map[string]float64{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	rate := func(v, what string) (float64, error) {
+		r, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(r > 0 && r < 1) {
+			return 0, fmt.Errorf("--lr %s: %q is not a learning rate in (0, 1)", what, v)
+		}
+		return r, nil
+	}
+	if !strings.Contains(s, "=") {
+		r, err := rate(s, "")
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range presets {
+			out[p] = r
+		}
+		return out, nil
+	}
+	want := map[string]bool{}
+	for _, p := range presets {
+		want[p] = true
+	}
+	for _, item := range strings.Split(s, ",") {
+		name, v, ok := strings.Cut(item, "=")
+		name = strings.TrimSpace(name)
+		if !ok {
+			return nil, fmt.Errorf("--lr: %q is not PRESET=RATE (give one rate, or one per preset named)", item)
+		}
+		if !want[name] {
+			return nil, fmt.Errorf("--lr: %q is not one of the sweep's presets %v", name, presets)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("--lr: %s given twice", name)
+		}
+		r, err := rate(v, name)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = r
+	}
+	return out, nil
 }
 
 // parseSweepSteps reads --steps: one count for every preset ("20000"), or

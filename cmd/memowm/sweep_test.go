@@ -25,6 +25,10 @@ func TestSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if b, err := os.ReadFile(filepath.Join(dir, "a", "sweep.json")); err != nil || !strings.Contains(string(b), `"smaller": "tiny",`) ||
+		!strings.Contains(string(b), `"larger": "small",`) || !strings.Contains(string(b), `"n": 228066.`) {
+		t.Fatalf("sweep.json's break-even: %v\n%s", err, b)
+	}
 	traj := filepath.Join(dir, "t.arrow")
 	if code, _, errs := memowm(t, "sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
 		t.Fatal(errs)
@@ -39,8 +43,8 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "b", "curve.csv")); err != nil || !strings.HasPrefix(string(b), "name,params,rate_bits_per_obs,bundle_bytes,steps\ntiny,168440,") ||
-		!strings.HasSuffix(string(b), fmt.Sprintf(",%d,2\n", st.Size())) {
+	if b, err := os.ReadFile(filepath.Join(dir, "b", "curve.csv")); err != nil || !strings.HasPrefix(string(b), "name,params,rate_bits_per_obs,bundle_bytes,steps,lr,init\ntiny,168440,") ||
+		!strings.HasSuffix(string(b), fmt.Sprintf(",%d,2,0.003,\n", st.Size())) {
 		t.Fatalf("curve.csv %q %v (bundle %d bytes)", b, err, st.Size())
 	}
 	if !strings.Contains(out, "B = "+humanBytes(st.Size())+" (the bundle: quantizer, FP32 weights, policy)") || strings.Contains(out, "no bundle sizes") {

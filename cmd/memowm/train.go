@@ -290,7 +290,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	stop()
 	// The bundle records how far training went, so that an interrupted
 	// run's weights are never taken for a trained model.
-	training := &model.Training{Steps: tr.StepsDone(), TargetSteps: tc.Steps, Interrupted: runErr != nil, PriorSteps: tc.PriorSteps, Init: tc.Init}
+	training := &model.Training{Steps: tr.StepsDone(), TargetSteps: tc.Steps, Interrupted: runErr != nil, PriorSteps: tc.PriorSteps, Init: tc.Init, LR: tc.LR}
 	stopped, bestStep, bestEval := tr.EarlyStop()
 	if runErr == nil && bestStep > 0 && bestStep < tr.StepsDone() || stopped {
 		// The model holds the best evaluation's weights.

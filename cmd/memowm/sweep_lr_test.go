@@ -1,0 +1,104 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/memowm/memowm/model"
+)
+
+// TestSweepLR: --lr reaches each fresh training and the bundle's record;
+// a bundle or checkpoint trained at another rate is not reused, and one
+// trained on continues at half the rate asked.
+func TestSweepLR(t *testing.T) {
+	dir := t.TempDir()
+	traj, out := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "s")
+	if code, _, errs := memowm(t, "sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	sweep := func(extra ...string) (int, string, string) {
+		return memowm(t, append([]string{"sweep", "--train", traj, "--eval", traj, "--presets", "tiny", "--out", out}, extra...)...)
+	}
+	if code, _, errs := sweep("--steps", "3", "--lr", "tiny=1e-3"); code != 0 || !strings.Contains(errs, "3 steps of batch 16, lr 0.001 ") {
+		t.Fatalf("sweep --lr tiny=1e-3: %d\n%s", code, errs)
+	}
+	tiny := filepath.Join(out, "tiny.mwb")
+	b, err := model.Load(tiny)
+	if err != nil || b.Training.LR != 1e-3 {
+		t.Fatalf("bundle: %v %+v", err, b.Training)
+	}
+	if c, err := os.ReadFile(filepath.Join(out, "curve.csv")); err != nil || !strings.HasSuffix(string(c), ",3,0.001,\n") {
+		t.Fatalf("curve.csv %q %v", c, err)
+	}
+	if code, _, errs := sweep("--steps", "3", "--lr", "1e-3"); code != 0 || !strings.Contains(errs, "sweep: reusing") {
+		t.Fatalf("the same rate again: %d\n%s", code, errs)
+	}
+	before, err := os.ReadFile(tiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := sweep("--steps", "3"); code != 1 || !strings.Contains(errs, "was trained at peak learning rate 0.001; the sweep asks 0.003") ||
+		!strings.Contains(errs, "--lr tiny=0.001") {
+		t.Fatalf("tiny's own rate over a bundle trained at 1e-3: %d\n%s", code, errs)
+	}
+	if after, err := os.ReadFile(tiny); err != nil || string(after) != string(before) {
+		t.Fatalf("the sweep changed a bundle it refused (%v)", err)
+	}
+	// Trained on: half the rate asked, and the record is the continuation's.
+	if code, _, errs := sweep("--steps", "5", "--lr", "tiny=1e-3"); code != 0 || !strings.Contains(errs, "on from its 3 steps to 5 (lr 0.0005)") {
+		t.Fatalf("trained on: %d\n%s", code, errs)
+	}
+	if b, err := model.Load(tiny); err != nil || b.Training.LR != 5e-4 || b.Training.PriorSteps != 3 {
+		t.Fatalf("continued bundle: %v %+v", err, b.Training)
+	}
+	// A checkpoint of a run at another rate is not resumed.
+	p := filepath.Join(dir, "p")
+	os.MkdirAll(p, 0o755)
+	if code, _, errs := memowm(t, "fit", "--stage", "wm", "--in", traj, "--opq", filepath.Join(out, "shared.opq"), "--preset", "tiny", "--steps", "2",
+		"--lr", "2e-3", "--keep-checkpoint", "--out", filepath.Join(p, "other.mwb"), "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	if err := os.Rename(filepath.Join(p, "other.mwb.ckpt"), filepath.Join(p, "tiny.mwb.ckpt")); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := memowm(t, "sweep", "--train", traj, "--eval", traj, "--opq", filepath.Join(out, "shared.opq"), "--presets", "tiny", "--steps", "4", "--out", p)
+	if code != 1 || !strings.Contains(errs, "is a checkpoint of a run at peak learning rate 0.002; the sweep asks 0.003") {
+		t.Fatalf("the preset's rate over a 2e-3 checkpoint: %d\n%s", code, errs)
+	}
+	for _, c := range []struct{ lr, want string }{
+		{"0", "not a learning rate in (0, 1)"},
+		{"1.5", "not a learning rate in (0, 1)"},
+		{"tiny=fast", "not a learning rate in (0, 1)"},
+		{"base=1e-3", "not one of the sweep's presets"},
+		{"tiny=1e-3,tiny=2e-3", "tiny given twice"},
+		{"tiny=1e-3,2e-3", "is not PRESET=RATE"},
+	} {
+		if code, _, errs := sweep("--steps", "3", "--lr", c.lr); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("--lr %s: %d %s (want %q)", c.lr, code, errs, c.want)
+		}
+	}
+	if code, _, errs := memowm(t, "sweep", "--curve", "c.csv", "--lr", "1e-3", "--out", filepath.Join(dir, "d")); code != 2 || !strings.Contains(errs, "--curve trains nothing") {
+		t.Errorf("--curve with --lr: %d %s", code, errs)
+	}
+}
+
+func TestParseSweepLR(t *testing.T) {
+	presets := []string{"tiny", "small", "base"}
+	for _, c := range []struct {
+		in   string
+		want map[string]float64
+	}{
+		{"", map[string]float64{}},
+		{"2e-3", map[string]float64{"tiny": 2e-3, "small": 2e-3, "base": 2e-3}},
+		{"base=1e-3", map[string]float64{"base": 1e-3}},
+		{" small = 0.002 ,base=1e-3", map[string]float64{"small": 2e-3, "base": 1e-3}},
+	} {
+		got, err := parseSweepLR(c.in, presets)
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%q: %v %v, want %v", c.in, got, err, c.want)
+		}
+	}
+}
