@@ -30,6 +30,9 @@ type CurvePoint struct {
 	// record.
 	LR   float64 `json:"lr,omitempty"`
 	Init string  `json:"init,omitempty"`
+	// Dropout is the training dropout of the point's world model, for the
+	// record (0 also when unknown).
+	Dropout float64 `json:"dropout,omitempty"`
 }
 
 // HorizonRow is the total storage per observation of every point at one
@@ -133,9 +136,9 @@ func DefaultHorizons() []float64 {
 }
 
 // ReadCurve reads a capacity curve from CSV: a header naming the columns
-// name, params and rate_bits_per_obs and optionally bundle_bytes, steps, lr
-// and init (in any order; the last three for the record), then one point a
-// row.
+// name, params and rate_bits_per_obs and optionally bundle_bytes, steps, lr,
+// init and dropout (in any order; the last four for the record), then one
+// point a row.
 func ReadCurve(r io.Reader) ([]CurvePoint, error) {
 	rows, err := csv.NewReader(r).ReadAll()
 	if err != nil {
@@ -200,6 +203,16 @@ func ReadCurve(r io.Reader) ([]CurvePoint, error) {
 				return nil, fmt.Errorf("bench: curve line %d: lr %g is not a learning rate", n+2, v)
 			}
 			pt.LR = v
+		}
+		if _, ok := col["dropout"]; ok && strings.TrimSpace(row[col["dropout"]]) != "" {
+			v, err := num("dropout")
+			if err != nil {
+				return nil, err
+			}
+			if !(v >= 0 && v < 1) {
+				return nil, fmt.Errorf("bench: curve line %d: dropout %g is not a dropout rate", n+2, v)
+			}
+			pt.Dropout = v
 		}
 		if _, ok := col["init"]; ok {
 			pt.Init = strings.TrimSpace(row[col["init"]])

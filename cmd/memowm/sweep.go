@@ -44,6 +44,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	evalEvery := fs.Int("eval-every", 0, "with --valid: evaluate every M steps (0: a tenth of the preset's steps)")
 	opqPath := fs.String("opq", "", "quantizer shared by every preset (default: fit one on TRAIN)")
 	lrFlag := fs.String("lr", "", "peak learning rate of each fresh training: one RATE for every preset, or per preset as base=1e-3 (a preset not named takes its own; default: every preset its own); a bundle or checkpoint in DIR trained at another rate is not reused")
+	dropFlag := fs.String("dropout", "", "training dropout of each fresh training: one RATE for every preset, or per preset as base=0 (a preset not named takes its own, 0.1); a bundle or checkpoint in DIR with another is not reused")
 	scaledInit := fs.Bool("scaled-init", false, "start every preset's training from fit's --scaled-init (residual projections at 1/sqrt(2 x layers)); a bundle in DIR must have started the same way to be reused")
 	ckptEvery := fs.Int("checkpoint-every", 0, "write each training's checkpoint every N steps (0: fit's default, a tenth of its steps)")
 	curve := fs.String("curve", "", "analyse this capacity curve instead of training")
@@ -65,8 +66,8 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if *patience < 0 || *evalEvery < 0 || *ckptEvery < 0 {
 		return usagef("--patience, --eval-every and --checkpoint-every must not be negative")
 	}
-	if *curve != "" && (*scaledInit || *ckptEvery != 0 || *lrFlag != "") {
-		return usagef("--lr, --scaled-init and --checkpoint-every set up training; --curve trains nothing")
+	if *curve != "" && (*scaledInit || *ckptEvery != 0 || *lrFlag != "" || *dropFlag != "") {
+		return usagef("--lr, --dropout, --scaled-init and --checkpoint-every set up training; --curve trains nothing")
 	}
 	initName := ""
 	if *scaledInit {
@@ -81,6 +82,10 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		return usagef("%v", err)
 	}
 	rates, err := parseSweepLR(*lrFlag, names)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	drops, err := parseSweepDropout(*dropFlag, names)
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -101,7 +106,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-	} else if pts, err = measureCurve(sweepRun{train: *train, eval: *eval, valid: *valid, presets: names, steps: perPreset, patience: *patience, evalEvery: *evalEvery, ckptEvery: *ckptEvery, init: initName, lr: rates, opq: *opqPath, dir: *out}, *quiet, stderr); err != nil {
+	} else if pts, err = measureCurve(sweepRun{train: *train, eval: *eval, valid: *valid, presets: names, steps: perPreset, patience: *patience, evalEvery: *evalEvery, ckptEvery: *ckptEvery, init: initName, lr: rates, dropout: drops, opq: *opqPath, dir: *out}, *quiet, stderr); err != nil {
 		return err
 	}
 	sorted, rows, be, err := bench.Analyze(pts, bench.DefaultHorizons())
@@ -185,6 +190,7 @@ type sweepRun struct {
 	ckptEvery          int
 	init               string             // the initialisation of fresh trainings (worldmodel.InitScaledResidual or "")
 	lr                 map[string]float64 // peak learning rates asked per preset (absent: the preset's)
+	dropout            map[string]float64 // dropout rates asked per preset (absent: the preset's)
 	opq, dir           string
 }
 
@@ -208,7 +214,11 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 	for _, p := range r.presets {
 		steps := r.steps[p]
 		path := filepath.Join(dir, p+".mwb")
-		plan, err := planPreset(path, p, steps, r.init, r.lr[p])
+		drop, ok := r.dropout[p]
+		if !ok {
+			drop = -1
+		}
+		plan, err := planPreset(path, p, steps, presetAsk{init: r.init, lr: r.lr[p], dropout: drop})
 		if err != nil {
 			return nil, err
 		}
@@ -239,6 +249,9 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 			}
 			if plan.ckpt == "" && r.lr[p] > 0 {
 				args = append(args, "--lr", fmt.Sprint(r.lr[p]))
+			}
+			if plan.ckpt == "" && drop >= 0 {
+				args = append(args, "--dropout", fmt.Sprint(drop))
 			}
 			if plan.ckpt != "" {
 				args = append(args, "--resume", plan.ckpt)
@@ -279,19 +292,20 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 		if b.Training != nil {
 			pt.Steps, pt.LR, pt.Init = b.Training.TotalSteps(), b.Training.LR, b.Training.Init
 		}
+		pt.Dropout = cfg.Dropout
 		pts = append(pts, pt)
 		if !quiet {
 			fmt.Fprintf(stderr, "sweep: %s: %.0f parameters, %s, bundle %s, R = %.1f bits/obs on %s\n", p, pt.Params, trainedSteps(b.Training), humanBytes(pt.BundleBytes), pt.Rate, eval)
 		}
 	}
 	err := atomicfile.Write(filepath.Join(dir, "curve.csv"), func(w io.Writer) error {
-		fmt.Fprintln(w, "name,params,rate_bits_per_obs,bundle_bytes,steps,lr,init")
+		fmt.Fprintln(w, "name,params,rate_bits_per_obs,bundle_bytes,steps,lr,init,dropout")
 		for _, p := range pts {
 			lr := ""
 			if p.LR > 0 {
 				lr = strconv.FormatFloat(p.LR, 'g', -1, 64)
 			}
-			fmt.Fprintf(w, "%s,%.0f,%.4f,%d,%d,%s,%s\n", p.Name, p.Params, p.Rate, p.BundleBytes, p.Steps, lr, p.Init)
+			fmt.Fprintf(w, "%s,%.0f,%.4f,%d,%d,%s,%s,%s\n", p.Name, p.Params, p.Rate, p.BundleBytes, p.Steps, lr, p.Init, strconv.FormatFloat(p.Dropout, 'g', -1, 64))
 		}
 		return nil
 	})
@@ -395,6 +409,14 @@ func openCodesWith(q *opq.Quantizer, whose, path string) (*trajectory.Reader, er
 	return r, nil
 }
 
+// presetAsk is how the sweep asks a preset to be trained: its
+// initialisation, peak learning rate (0: the preset's) and dropout (< 0: the
+// preset's).
+type presetAsk struct {
+	init        string
+	lr, dropout float64
+}
+
 // presetPlan is what a sweep does for one preset whose bundle is path.
 type presetPlan struct {
 	reuse     bool    // a finished run of the steps asked: measure it as it is
@@ -412,11 +434,15 @@ type presetPlan struct {
 // are errors that say how to keep them. A checkpoint is resumed when no
 // finished bundle is as far along; an older one is left for the next
 // training to replace.
-func planPreset(path, preset string, steps int, init string, lr float64) (presetPlan, error) {
+func planPreset(path, preset string, steps int, ask presetAsk) (presetPlan, error) {
 	var plan presetPlan
-	if lr == 0 {
-		if cfg, err := worldmodel.Preset(preset); err == nil {
+	init, lr, dropout := ask.init, ask.lr, ask.dropout
+	if cfg, err := worldmodel.Preset(preset); err == nil {
+		if lr == 0 {
 			lr = cfg.DefaultLR()
+		}
+		if dropout < 0 {
+			dropout = cfg.Dropout
 		}
 	}
 	var b *model.Bundle
@@ -429,6 +455,9 @@ func planPreset(path, preset string, steps int, init string, lr float64) (preset
 		}
 		if b.Training != nil && b.Training.Imported != "" {
 			return plan, fmt.Errorf("%s holds weights trained elsewhere (imported): the sweep trains its own; move it away or use another --out", path)
+		}
+		if d := b.Model.Config().Dropout; d != dropout {
+			return plan, fmt.Errorf("%s was trained with dropout %g; the sweep asks %g: move it away, use another --out, or ask --dropout %s=%g", path, d, dropout, preset, d)
 		}
 		if b.Training != nil && b.Training.Init != init {
 			return plan, fmt.Errorf("%s started from %s; the sweep asks %s: move it away or use another --out", path, initDesc(b.Training.Init), initDesc(init))
@@ -469,6 +498,9 @@ func planPreset(path, preset string, steps int, init string, lr float64) (preset
 		if c.Train.Init != init {
 			return plan, fmt.Errorf("%s is a checkpoint of a run started from %s; the sweep asks %s: move it away", ck, initDesc(c.Train.Init), initDesc(init))
 		}
+		if d := c.Model.Config().Dropout; d != dropout {
+			return plan, fmt.Errorf("%s is a checkpoint of a run with dropout %g; the sweep asks %g: move it away", ck, d, dropout)
+		}
 		if c.Train.PriorSteps == 0 && c.Train.LR != lr {
 			return plan, fmt.Errorf("%s is a checkpoint of a run at peak learning rate %g; the sweep asks %g: move it away", ck, c.Train.LR, lr)
 		}
@@ -487,108 +519,6 @@ func planPreset(path, preset string, steps int, init string, lr float64) (preset
 		plan.why = unfinished.Error()
 	}
 	return plan, nil
-}
-
-// parseSweepLR reads --lr: "" (every preset its own rate), one rate for
-// every preset ("1e-3"), or rates for some presets ("base=1e-3,small=2e-3");
-// a preset not named is absent from the map (its own rate).
-func parseSweepLR(s string, presets []string) (map[string]float64, error) {
-	out := map[string]float64{}
-	if strings.TrimSpace(s) == "" {
-		return out, nil
-	}
-	rate := func(v, what string) (float64, error) {
-		r, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || !(r > 0 && r < 1) {
-			return 0, fmt.Errorf("--lr %s: %q is not a learning rate in (0, 1)", what, v)
-		}
-		return r, nil
-	}
-	if !strings.Contains(s, "=") {
-		r, err := rate(s, "")
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range presets {
-			out[p] = r
-		}
-		return out, nil
-	}
-	want := map[string]bool{}
-	for _, p := range presets {
-		want[p] = true
-	}
-	for _, item := range strings.Split(s, ",") {
-		name, v, ok := strings.Cut(item, "=")
-		name = strings.TrimSpace(name)
-		if !ok {
-			return nil, fmt.Errorf("--lr: %q is not PRESET=RATE (give one rate, or one per preset named)", item)
-		}
-		if !want[name] {
-			return nil, fmt.Errorf("--lr: %q is not one of the sweep's presets %v", name, presets)
-		}
-		if _, dup := out[name]; dup {
-			return nil, fmt.Errorf("--lr: %s given twice", name)
-		}
-		r, err := rate(v, name)
-		if err != nil {
-			return nil, err
-		}
-		out[name] = r
-	}
-	return out, nil
-}
-
-// parseSweepSteps reads --steps: one count for every preset ("20000"), or
-// one per preset ("tiny=20000,small=20000,base=6000"), which must name every
-// preset of the sweep and no other.
-func parseSweepSteps(s string, presets []string) (map[string]int, error) {
-	out := map[string]int{}
-	count := func(v, what string) (int, error) {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1 {
-			return 0, fmt.Errorf("--steps %s: %q is not a positive step count", what, v)
-		}
-		return n, nil
-	}
-	if !strings.Contains(s, "=") {
-		n, err := count(s, "")
-		if err != nil {
-			return nil, err
-		}
-		for _, p := range presets {
-			out[p] = n
-		}
-		return out, nil
-	}
-	want := map[string]bool{}
-	for _, p := range presets {
-		want[p] = true
-	}
-	for _, item := range strings.Split(s, ",") {
-		name, v, ok := strings.Cut(item, "=")
-		name = strings.TrimSpace(name)
-		if !ok {
-			return nil, fmt.Errorf("--steps: %q is not PRESET=N (give one count, or one per preset)", item)
-		}
-		if !want[name] {
-			return nil, fmt.Errorf("--steps: %q is not one of the sweep's presets %v", name, presets)
-		}
-		if _, dup := out[name]; dup {
-			return nil, fmt.Errorf("--steps: %s given twice", name)
-		}
-		n, err := count(v, name)
-		if err != nil {
-			return nil, err
-		}
-		out[name] = n
-	}
-	for _, p := range presets {
-		if _, ok := out[p]; !ok {
-			return nil, fmt.Errorf("--steps gives no count for preset %s", p)
-		}
-	}
-	return out, nil
 }
 
 // samePath reports whether a and b name the same file (after following

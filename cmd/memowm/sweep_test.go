@@ -43,8 +43,8 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "b", "curve.csv")); err != nil || !strings.HasPrefix(string(b), "name,params,rate_bits_per_obs,bundle_bytes,steps,lr,init\ntiny,168440,") ||
-		!strings.HasSuffix(string(b), fmt.Sprintf(",%d,2,0.003,\n", st.Size())) {
+	if b, err := os.ReadFile(filepath.Join(dir, "b", "curve.csv")); err != nil || !strings.HasPrefix(string(b), "name,params,rate_bits_per_obs,bundle_bytes,steps,lr,init,dropout\ntiny,168440,") ||
+		!strings.HasSuffix(string(b), fmt.Sprintf(",%d,2,0.003,,0.1\n", st.Size())) {
 		t.Fatalf("curve.csv %q %v (bundle %d bytes)", b, err, st.Size())
 	}
 	if !strings.Contains(out, "B = "+humanBytes(st.Size())+" (the bundle: quantizer, FP32 weights, policy)") || strings.Contains(out, "no bundle sizes") {
@@ -184,7 +184,7 @@ func TestSweep(t *testing.T) {
 		want string
 	}{
 		{[]string{"--steps", "tiny=4,small=5"}, "not one of the sweep's presets"},
-		{[]string{"--presets", "tiny,small", "--steps", "tiny=4"}, "no count for preset small"},
+		{[]string{"--presets", "tiny,small", "--steps", "tiny=4"}, "--steps gives none for preset small"},
 		{[]string{"--steps", "tiny=0"}, "not a positive step count"},
 		{[]string{"--steps", "tiny=4,tiny=5"}, "tiny given twice"},
 		{[]string{"--steps", "4,tiny"}, "not a positive step count"},

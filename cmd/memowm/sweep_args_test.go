@@ -30,7 +30,7 @@ func TestSweepLR(t *testing.T) {
 	if err != nil || b.Training.LR != 1e-3 {
 		t.Fatalf("bundle: %v %+v", err, b.Training)
 	}
-	if c, err := os.ReadFile(filepath.Join(out, "curve.csv")); err != nil || !strings.HasSuffix(string(c), ",3,0.001,\n") {
+	if c, err := os.ReadFile(filepath.Join(out, "curve.csv")); err != nil || !strings.HasSuffix(string(c), ",3,0.001,,0.1\n") {
 		t.Fatalf("curve.csv %q %v", c, err)
 	}
 	if code, _, errs := sweep("--steps", "3", "--lr", "1e-3"); code != 0 || !strings.Contains(errs, "sweep: reusing") {
@@ -69,12 +69,12 @@ func TestSweepLR(t *testing.T) {
 		t.Fatalf("the preset's rate over a 2e-3 checkpoint: %d\n%s", code, errs)
 	}
 	for _, c := range []struct{ lr, want string }{
-		{"0", "not a learning rate in (0, 1)"},
+		{"0", `--lr "0" is not a learning rate in (0, 1)`},
 		{"1.5", "not a learning rate in (0, 1)"},
-		{"tiny=fast", "not a learning rate in (0, 1)"},
+		{"tiny=fast", `--lr tiny: "fast" is not a learning rate in (0, 1)`},
 		{"base=1e-3", "not one of the sweep's presets"},
 		{"tiny=1e-3,tiny=2e-3", "tiny given twice"},
-		{"tiny=1e-3,2e-3", "is not PRESET=RATE"},
+		{"tiny=1e-3,2e-3", "is not PRESET=VALUE"},
 	} {
 		if code, _, errs := sweep("--steps", "3", "--lr", c.lr); code != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("--lr %s: %d %s (want %q)", c.lr, code, errs, c.want)
@@ -82,6 +82,44 @@ func TestSweepLR(t *testing.T) {
 	}
 	if code, _, errs := memowm(t, "sweep", "--curve", "c.csv", "--lr", "1e-3", "--out", filepath.Join(dir, "d")); code != 2 || !strings.Contains(errs, "--curve trains nothing") {
 		t.Errorf("--curve with --lr: %d %s", code, errs)
+	}
+}
+
+// TestSweepDropout: --dropout reaches each fresh training and the bundle's
+// configuration; a bundle trained with another is not reused.
+func TestSweepDropout(t *testing.T) {
+	dir := t.TempDir()
+	traj, out := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "s")
+	if code, _, errs := memowm(t, "sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	sweep := func(extra ...string) (int, string, string) {
+		return memowm(t, append([]string{"sweep", "--train", traj, "--eval", traj, "--presets", "tiny", "--steps", "2", "--out", out}, extra...)...)
+	}
+	if code, _, errs := sweep("--dropout", "tiny=0"); code != 0 || !strings.Contains(errs, ", dropout 0, ") {
+		t.Fatalf("sweep --dropout tiny=0: %d\n%s", code, errs)
+	}
+	tiny := filepath.Join(out, "tiny.mwb")
+	if b, err := model.Load(tiny); err != nil || b.Model.Config().Dropout != 0 {
+		t.Fatalf("bundle: %v", err)
+	}
+	if c, err := os.ReadFile(filepath.Join(out, "curve.csv")); err != nil || !strings.HasSuffix(string(c), ",2,0.003,,0\n") {
+		t.Fatalf("curve.csv %q %v", c, err)
+	}
+	if code, _, errs := sweep("--dropout", "0"); code != 0 || !strings.Contains(errs, "sweep: reusing") {
+		t.Fatalf("the same dropout again: %d\n%s", code, errs)
+	}
+	if code, _, errs := sweep(); code != 1 || !strings.Contains(errs, "was trained with dropout 0; the sweep asks 0.1") || !strings.Contains(errs, "--dropout tiny=0") {
+		t.Fatalf("tiny's own dropout over a bundle trained without: %d\n%s", code, errs)
+	}
+	for _, c := range []struct{ d, want string }{
+		{"1", `--dropout "1" is not a dropout rate in [0, 1)`},
+		{"tiny=-0.1", "not a dropout rate in [0, 1)"},
+		{"small=0", "not one of the sweep's presets"},
+	} {
+		if code, _, errs := sweep("--dropout", c.d); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("--dropout %s: %d %s (want %q)", c.d, code, errs, c.want)
+		}
 	}
 }
 
