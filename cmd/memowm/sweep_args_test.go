@@ -14,14 +14,7 @@ import (
 // a bundle or checkpoint trained at another rate is not reused, and one
 // trained on continues at half the rate asked.
 func TestSweepLR(t *testing.T) {
-	dir := t.TempDir()
-	traj, out := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "s")
-	if code, _, errs := memowm(t, "sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
-		t.Fatal(errs)
-	}
-	sweep := func(extra ...string) (int, string, string) {
-		return memowm(t, append([]string{"sweep", "--train", traj, "--eval", traj, "--presets", "tiny", "--out", out}, extra...)...)
-	}
+	dir, traj, out, sweep := tinySweep(t)
 	if code, _, errs := sweep("--steps", "3", "--lr", "tiny=1e-3"); code != 0 || !strings.Contains(errs, "3 steps of batch 16, lr 0.001 ") {
 		t.Fatalf("sweep --lr tiny=1e-3: %d\n%s", code, errs)
 	}
@@ -55,15 +48,7 @@ func TestSweepLR(t *testing.T) {
 		t.Fatalf("continued bundle: %v %+v", err, b.Training)
 	}
 	// A checkpoint of a run at another rate is not resumed.
-	p := filepath.Join(dir, "p")
-	os.MkdirAll(p, 0o755)
-	if code, _, errs := memowm(t, "fit", "--stage", "wm", "--in", traj, "--opq", filepath.Join(out, "shared.opq"), "--preset", "tiny", "--steps", "2",
-		"--lr", "2e-3", "--keep-checkpoint", "--out", filepath.Join(p, "other.mwb"), "--quiet"); code != 0 {
-		t.Fatal(errs)
-	}
-	if err := os.Rename(filepath.Join(p, "other.mwb.ckpt"), filepath.Join(p, "tiny.mwb.ckpt")); err != nil {
-		t.Fatal(err)
-	}
+	p := tinyCheckpointIn(t, filepath.Join(dir, "p"), traj, filepath.Join(out, "shared.opq"), "--lr", "2e-3")
 	code, _, errs := memowm(t, "sweep", "--train", traj, "--eval", traj, "--opq", filepath.Join(out, "shared.opq"), "--presets", "tiny", "--steps", "4", "--out", p)
 	if code != 1 || !strings.Contains(errs, "is a checkpoint of a run at peak learning rate 0.002; the sweep asks 0.003") {
 		t.Fatalf("the preset's rate over a 2e-3 checkpoint: %d\n%s", code, errs)
@@ -88,14 +73,7 @@ func TestSweepLR(t *testing.T) {
 // TestSweepDropout: --dropout reaches each fresh training and the bundle's
 // configuration; a bundle trained with another is not reused.
 func TestSweepDropout(t *testing.T) {
-	dir := t.TempDir()
-	traj, out := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "s")
-	if code, _, errs := memowm(t, "sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
-		t.Fatal(errs)
-	}
-	sweep := func(extra ...string) (int, string, string) {
-		return memowm(t, append([]string{"sweep", "--train", traj, "--eval", traj, "--presets", "tiny", "--steps", "2", "--out", out}, extra...)...)
-	}
+	_, _, out, sweep := tinySweep(t, "--steps", "2")
 	if code, _, errs := sweep("--dropout", "tiny=0"); code != 0 || !strings.Contains(errs, ", dropout 0, ") {
 		t.Fatalf("sweep --dropout tiny=0: %d\n%s", code, errs)
 	}
@@ -121,6 +99,40 @@ func TestSweepDropout(t *testing.T) {
 			t.Errorf("--dropout %s: %d %s (want %q)", c.d, code, errs, c.want)
 		}
 	}
+}
+
+// tinySweep simulates a small trajectory file in a fresh folder and
+// returns the folder, the file, the sweep's output folder and a function
+// that sweeps preset tiny on the file (training and R on it) with extra
+// after the given flags.
+func tinySweep(t *testing.T, flags ...string) (dir, traj, out string, sweep func(extra ...string) (int, string, string)) {
+	t.Helper()
+	dir = t.TempDir()
+	traj, out = filepath.Join(dir, "t.arrow"), filepath.Join(dir, "s")
+	if code, _, errs := memowm(t, "sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	sweep = func(extra ...string) (int, string, string) {
+		args := append([]string{"sweep", "--train", traj, "--eval", traj, "--presets", "tiny", "--out", out}, flags...)
+		return memowm(t, append(args, extra...)...)
+	}
+	return dir, traj, out, sweep
+}
+
+// tinyCheckpointIn leaves in folder p (made) the checkpoint of a 2-step
+// tiny training on traj through quantizer q with fit's flags extra, under
+// the name a sweep into p looks for: p/tiny.mwb.ckpt. It returns p.
+func tinyCheckpointIn(t *testing.T, p, traj, q string, extra ...string) string {
+	t.Helper()
+	os.MkdirAll(p, 0o755)
+	args := []string{"fit", "--stage", "wm", "--in", traj, "--opq", q, "--preset", "tiny", "--steps", "2", "--keep-checkpoint", "--out", filepath.Join(p, "other.mwb"), "--quiet"}
+	if code, _, errs := memowm(t, append(args, extra...)...); code != 0 {
+		t.Fatal(errs)
+	}
+	if err := os.Rename(filepath.Join(p, "other.mwb.ckpt"), filepath.Join(p, "tiny.mwb.ckpt")); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func TestParseSweepLR(t *testing.T) {

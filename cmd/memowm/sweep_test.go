@@ -223,14 +223,7 @@ func TestTrainedSteps(t *testing.T) {
 // preset's training; a bundle started from another initialisation is not
 // reused, nor its checkpoint resumed, and neither is overwritten.
 func TestSweepScaledInit(t *testing.T) {
-	dir := t.TempDir()
-	traj, out := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "s")
-	if code, _, errs := memowm(t, "sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
-		t.Fatal(errs)
-	}
-	sweep := func(extra ...string) (int, string, string) {
-		return memowm(t, append([]string{"sweep", "--train", traj, "--eval", traj, "--presets", "tiny", "--out", out}, extra...)...)
-	}
+	dir, traj, out, sweep := tinySweep(t)
 	code, _, errs := sweep("--steps", "4", "--scaled-init", "--checkpoint-every", "3")
 	if code != 0 || !strings.Contains(errs, "residual projections initialised at 0.500") || !strings.Contains(errs, "fit wm: step 3: wrote the checkpoint") ||
 		strings.Contains(errs, "step 1: wrote the checkpoint") || !strings.Contains(errs, "4 steps from the scaled-residual initialisation") {
@@ -255,15 +248,7 @@ func TestSweepScaledInit(t *testing.T) {
 		t.Fatalf("the sweep changed a bundle it refused (%v)", err)
 	}
 	// A plain run's checkpoint is not resumed by a scaled sweep.
-	p := filepath.Join(dir, "p")
-	os.MkdirAll(p, 0o755)
-	if code, _, errs := memowm(t, "fit", "--stage", "wm", "--in", traj, "--opq", filepath.Join(out, "shared.opq"), "--preset", "tiny", "--steps", "2",
-		"--keep-checkpoint", "--out", filepath.Join(p, "other.mwb"), "--quiet"); code != 0 {
-		t.Fatal(errs)
-	}
-	if err := os.Rename(filepath.Join(p, "other.mwb.ckpt"), filepath.Join(p, "tiny.mwb.ckpt")); err != nil {
-		t.Fatal(err)
-	}
+	p := tinyCheckpointIn(t, filepath.Join(dir, "p"), traj, filepath.Join(out, "shared.opq"))
 	code, _, errs = memowm(t, "sweep", "--train", traj, "--eval", traj, "--opq", filepath.Join(out, "shared.opq"), "--presets", "tiny", "--steps", "4", "--scaled-init", "--out", p)
 	if code != 1 || !strings.Contains(errs, "is a checkpoint of a run started from the preset's initialisation; the sweep asks the scaled-residual") {
 		t.Fatalf("a scaled sweep over a plain checkpoint: %d\n%s", code, errs)
