@@ -1,6 +1,10 @@
 package worldmodel
 
-import "math"
+import (
+	"math"
+
+	"github.com/memowm/memowm/internal/fgemm"
+)
 
 // AdamW with decoupled weight decay (Loshchilov and Hutter), as PyTorch's
 // torch.optim.AdamW computes it, step t counted from 1:
@@ -49,23 +53,30 @@ func (a *adamW) step(w, g []float32, gscale float32, t int, lr float64, tc *Trai
 	b1, b2 := tc.Beta1, tc.Beta2
 	bc1 := 1 - math.Pow(b1, float64(t))
 	bc2 := 1 - math.Pow(b2, float64(t))
-	stepSize := float32(lr / bc1)
-	ibc2 := float32(1 / math.Sqrt(bc2))
-	eps := float32(tc.Eps)
-	decay := float32(1 - lr*tc.WeightDecay)
-	fb1, fb2 := float32(b1), float32(b2)
+	h := fgemm.AdamHyper{
+		GScale: gscale, B1: float32(b1), B2: float32(b2),
+		Step: float32(lr / bc1), InvBC2: float32(1 / math.Sqrt(bc2)),
+		Eps: float32(tc.Eps), Decay: float32(1 - lr*tc.WeightDecay),
+	}
 	chunks := (len(w) + updateChunk - 1) / updateChunk
 	parallelN(threads, chunks, func(ci int) {
 		lo, hi := ci*updateChunk, min((ci+1)*updateChunk, len(w))
-		for i := lo; i < hi; i++ {
-			if frozen != nil && frozen[i] {
+		if frozen == nil {
+			fgemm.AdamW(w[lo:hi], g[lo:hi], a.m[lo:hi], a.v[lo:hi], h)
+			return
+		}
+		// Runs of parameters that are not frozen.
+		for i := lo; i < hi; {
+			if frozen[i] {
+				i++
 				continue
 			}
-			gi := g[i] * gscale
-			m := fb1*a.m[i] + (1-fb1)*gi
-			v := fb2*a.v[i] + (1-fb2)*gi*gi
-			a.m[i], a.v[i] = m, v
-			w[i] = w[i]*decay - stepSize*m/(sqrtf(v)*ibc2+eps)
+			j := i + 1
+			for j < hi && !frozen[j] {
+				j++
+			}
+			fgemm.AdamW(w[i:j], g[i:j], a.m[i:j], a.v[i:j], h)
+			i = j
 		}
 	})
 }

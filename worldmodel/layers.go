@@ -40,9 +40,12 @@ func addBias(x, b []float32, rows, k int) {
 }
 
 // addBiasGELU: x (rows, k) = gelu(x + b) per row.
-func addBiasGELU(x, b []float32, rows, k int) {
+func addBiasGELU(x, b []float32, rows, k int) { addBiasGELUTo(x, x, b, rows, k) }
+
+// addBiasGELUTo: dst (rows, k) = gelu(x + b) per row; dst may be x.
+func addBiasGELUTo(dst, x, b []float32, rows, k int) {
 	for r := 0; r < rows; r++ {
-		geluBias(x[r*k:r*k+k], b)
+		geluBiasTo(dst[r*k:r*k+k], x[r*k:r*k+k], b)
 	}
 }
 

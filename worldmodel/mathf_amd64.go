@@ -11,7 +11,8 @@ var useAVX512 = cpu.X86.HasAVX512F
 //go:noescape
 func expShift16(x *float32, shift float32, n int)
 
-// geluBias16 sets x[i] = geluf(x[i] + b[i]) for i < n (a multiple of 16).
+// geluBias16 sets dst[i] = geluf(x[i] + b[i]) for i < n (a multiple of
+// 16); dst may be x.
 //
 //go:noescape
-func geluBias16(x *float32, b *float32, n int)
+func geluBias16(dst, x, b *float32, n int)

@@ -127,12 +127,14 @@ edone:
 	VZEROUPPER
 	RET
 
-// func geluBias16(x *float32, b *float32, n int)
-// x[i] = geluf(x[i] + b[i]) for i < n; n is a multiple of 16.
-TEXT ·geluBias16(SB), NOSPLIT, $0-24
-	MOVQ x+0(FP), DI
-	MOVQ b+8(FP), SI
-	MOVQ n+16(FP), CX
+// func geluBias16(dst, x, b *float32, n int)
+// dst[i] = geluf(x[i] + b[i]) for i < n; n is a multiple of 16. dst may be
+// x (in place).
+TEXT ·geluBias16(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), R8
+	MOVQ x+8(FP), DI
+	MOVQ b+16(FP), SI
+	MOVQ n+24(FP), CX
 	SHRQ $4, CX
 
 gloop:
@@ -149,7 +151,8 @@ gloop:
 	VMULPS.BCST mathc<>+44(SB), Z0, Z3
 	VADDPS.BCST mathc<>+48(SB), Z2, Z2
 	VMULPS      Z2, Z3, Z3
-	VMOVUPS     Z3, (DI)
+	VMOVUPS     Z3, (R8)
+	ADDQ        $64, R8
 	ADDQ        $64, DI
 	ADDQ        $64, SI
 	DECQ        CX

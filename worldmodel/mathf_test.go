@@ -116,5 +116,26 @@ func TestSIMDMatchesScalar(t *testing.T) {
 				t.Fatalf("geluBias(%g) = %g (%08x), Go %g (%08x)", x, got[i], math.Float32bits(got[i]), want, math.Float32bits(want))
 			}
 		}
+		// Into another slice (the training's forward): the same bits, and
+		// the input and the element past the end left alone.
+		bias := make([]float32, len(in))
+		for i := range bias {
+			bias[i] = float32(i%7) * 0.25 * scale
+		}
+		keep := append([]float32(nil), in...)
+		dst := make([]float32, len(in)+1)
+		dst[len(in)] = 42
+		geluBiasTo(dst, in, bias)
+		for i, x := range in {
+			if want := geluf(x + bias[i]); math.Float32bits(dst[i]) != math.Float32bits(want) {
+				t.Fatalf("geluBiasTo(%g + %g) = %g, Go %g", x, bias[i], dst[i], want)
+			}
+			if math.Float32bits(x) != math.Float32bits(keep[i]) {
+				t.Fatalf("geluBiasTo changed its input at %d", i)
+			}
+		}
+		if dst[len(in)] != 42 {
+			t.Fatal("geluBiasTo wrote past the end")
+		}
 	}
 }

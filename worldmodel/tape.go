@@ -239,8 +239,7 @@ func (t *tape) forward(hs []History, train bool, dropSeed uint64) {
 		t.layerNorm(T.ln2, T.x1, Lp.ln2g, Lp.ln2b, R, W)
 		t.mul(T.pre, T.ln2, Lp.w1, R, W, M)
 		parallelRows(t.threads, R, func(lo, hi int) {
-			copy(T.act[lo*M:hi*M], T.pre[lo*M:hi*M])
-			addBiasGELU(T.act[lo*M:hi*M], Lp.b1, hi-lo, M)
+			addBiasGELUTo(T.act[lo*M:hi*M], T.pre[lo*M:hi*M], Lp.b1, hi-lo, M)
 		})
 		t.mul(proj, T.act, Lp.w2, R, M, W)
 		T.drop2 = t.residualTo(t.xs[l+1], T.x1, proj, Lp.b2, &T.mask2, R, W, rate, dropSeed, 2+2*l)

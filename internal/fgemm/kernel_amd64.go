@@ -75,3 +75,8 @@ func expRows16(e, x *float32, rows, w int, mx, sum *float32)
 //
 //go:noescape
 func axpyDot16(gr, w, d *float32, n int, f float32) float32
+
+// adamw16 is AdamW on a multiple of 16 floats (adamw_amd64.s).
+//
+//go:noescape
+func adamw16(w, grad, m, v *float32, n int, h *AdamHyper)

@@ -56,3 +56,7 @@ func expRows16(e, x *float32, rows, w int, mx, sum *float32) {
 func axpyDot16(gr, w, d *float32, n int, f float32) float32 {
 	panic("fgemm: no assembly kernel in this build")
 }
+
+func adamw16(w, grad, m, v *float32, n int, h *AdamHyper) {
+	panic("fgemm: no assembly kernel in this build")
+}
