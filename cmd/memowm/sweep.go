@@ -295,7 +295,7 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 		pt.Dropout = cfg.Dropout
 		pts = append(pts, pt)
 		if !quiet {
-			fmt.Fprintf(stderr, "sweep: %s: %.0f parameters, %s, bundle %s, R = %.1f bits/obs on %s\n", p, pt.Params, trainedSteps(b.Training), humanBytes(pt.BundleBytes), pt.Rate, eval)
+			fmt.Fprintf(stderr, "sweep: %s: %.0f parameters, %s, %s, bundle %s, R = %.1f bits/obs on %s\n", p, pt.Params, trainedSteps(b.Training), recipe(pt), humanBytes(pt.BundleBytes), pt.Rate, eval)
 		}
 	}
 	err := atomicfile.Write(filepath.Join(dir, "curve.csv"), func(w io.Writer) error {
@@ -533,6 +533,15 @@ func samePath(a, b string) bool {
 }
 
 // trainedSteps says how far a bundle's world model was trained.
+// recipe says at which peak rate (when the bundle records it) and dropout a
+// curve point was trained.
+func recipe(p bench.CurvePoint) string {
+	if p.LR > 0 {
+		return fmt.Sprintf("peak rate %g, dropout %g", p.LR, p.Dropout)
+	}
+	return fmt.Sprintf("peak rate not recorded, dropout %g", p.Dropout)
+}
+
 func trainedSteps(t *model.Training) string {
 	switch {
 	case t == nil:

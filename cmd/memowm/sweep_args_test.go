@@ -15,7 +15,8 @@ import (
 // trained on continues at half the rate asked.
 func TestSweepLR(t *testing.T) {
 	dir, traj, out, sweep := tinySweep(t)
-	if code, _, errs := sweep("--steps", "3", "--lr", "tiny=1e-3"); code != 0 || !strings.Contains(errs, "3 steps of batch 16, lr 0.001 ") {
+	if code, _, errs := sweep("--steps", "3", "--lr", "tiny=1e-3"); code != 0 || !strings.Contains(errs, "3 steps of batch 16, lr 0.001 ") ||
+		!strings.Contains(errs, "sweep: tiny: 168440 parameters, 3 steps, peak rate 0.001, dropout 0.1, bundle ") {
 		t.Fatalf("sweep --lr tiny=1e-3: %d\n%s", code, errs)
 	}
 	tiny := filepath.Join(out, "tiny.mwb")
@@ -74,7 +75,7 @@ func TestSweepLR(t *testing.T) {
 // configuration; a bundle trained with another is not reused.
 func TestSweepDropout(t *testing.T) {
 	_, _, out, sweep := tinySweep(t, "--steps", "2")
-	if code, _, errs := sweep("--dropout", "tiny=0"); code != 0 || !strings.Contains(errs, ", dropout 0, ") {
+	if code, _, errs := sweep("--dropout", "tiny=0"); code != 0 || !strings.Contains(errs, ", dropout 0, ") || !strings.Contains(errs, "2 steps, peak rate 0.003, dropout 0, bundle ") {
 		t.Fatalf("sweep --dropout tiny=0: %d\n%s", code, errs)
 	}
 	tiny := filepath.Join(out, "tiny.mwb")
