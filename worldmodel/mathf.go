@@ -174,13 +174,13 @@ func geluBias(x, b []float32) { geluBiasTo(x, x, b) }
 // geluBiasTo sets dst[i] = geluf(x[i] + b[i]) (len(dst) >= len(x) and
 // len(b) >= len(x)); dst may be x, but must not overlap it otherwise.
 func geluBiasTo(dst, x, b []float32) {
+	dst, b = dst[:len(x)], b[:len(x)]
 	n := 0
 	if useAVX512 {
 		if n = len(x) &^ 15; n > 0 {
 			geluBias16(&dst[0], &x[0], &b[0], n)
 		}
 	}
-	dst = dst[:len(x)]
 	for i := n; i < len(x); i++ {
 		dst[i] = geluf(x[i] + b[i])
 	}
