@@ -228,7 +228,9 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 		var args []string
 		switch {
 		case plan.reuse:
-			if !quiet {
+			if !quiet && plan.unchecked {
+				fmt.Fprintf(stderr, "sweep: reusing %s, which does not record its peak learning rate: the sweep cannot check it against the %g asked\n", path, plan.askedLR)
+			} else if !quiet {
 				fmt.Fprintf(stderr, "sweep: reusing %s\n", path)
 			}
 		case plan.from > 0:
@@ -425,6 +427,11 @@ type presetPlan struct {
 	ckpt      string  // train from this checkpoint (an interrupted run of this sweep)
 	ckptPrior int     // with ckpt: the steps before the run the checkpoint continues
 	why       string  // why a file at path is trained again ("" when none is)
+	// unchecked is set when the bundle at path is a first run that does not
+	// record its peak rate (written before bundles did): the sweep cannot
+	// hold it to the rate asked, which it says.
+	unchecked bool
+	askedLR   float64 // the peak rate the sweep asks of the preset
 }
 
 // planPreset decides from the bundle at path (if any) and its checkpoint
@@ -467,6 +474,8 @@ func planPreset(path, preset string, steps int, ask presetAsk) (presetPlan, erro
 		if t := b.Training; t != nil && t.PriorSteps == 0 && t.LR != 0 && t.LR != lr {
 			return plan, fmt.Errorf("%s was trained at peak learning rate %g; the sweep asks %g: move it away, use another --out, or ask --lr %s=%g", path, t.LR, lr, preset, t.LR)
 		}
+		plan.unchecked = b.Training == nil || (b.Training.PriorSteps == 0 && b.Training.LR == 0)
+		plan.askedLR = lr
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return plan, err
 	}

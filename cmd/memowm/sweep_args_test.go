@@ -41,6 +41,20 @@ func TestSweepLR(t *testing.T) {
 	if after, err := os.ReadFile(tiny); err != nil || string(after) != string(before) {
 		t.Fatalf("the sweep changed a bundle it refused (%v)", err)
 	}
+	// A bundle from before bundles recorded their rate is reused, and the
+	// sweep says it could not check the rate.
+	old, tr := *b, *b.Training
+	tr.LR = 0
+	old.Training = &tr
+	if err := old.Save(tiny); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := sweep("--steps", "3"); code != 0 || !strings.Contains(errs, "which does not record its peak learning rate: the sweep cannot check it against the 0.003 asked") {
+		t.Fatalf("a bundle without its rate: %d\n%s", code, errs)
+	}
+	if err := b.Save(tiny); err != nil {
+		t.Fatal(err)
+	}
 	// Trained on: half the rate asked, and the record is the continuation's.
 	if code, _, errs := sweep("--steps", "5", "--lr", "tiny=1e-3"); code != 0 || !strings.Contains(errs, "on from its 3 steps to 5 (lr 0.0005)") {
 		t.Fatalf("trained on: %d\n%s", code, errs)
