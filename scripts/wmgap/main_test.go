@@ -45,4 +45,19 @@ func TestCosts(t *testing.T) {
 	if got := s.gate + s.softmax + s.unchanged; math.Abs(got-total) > 1e-4 {
 		t.Errorf("parts add to %g, ProbsTo gives %g", got, total)
 	}
+	// Unshifted, shiftedCosts is the same total; shifted by d, it is the
+	// total with every gate logit moved by d.
+	sum := make([]float64, len(gateShifts))
+	shiftedCosts(sum, &o, y)
+	for i, d := range gateShifts {
+		b0, b1, b2 := sig(0.3+d), sig(-1+d), sig(2+d)
+		want := -math.Log2((1-b0)*soft([]float64{0, 1, 2, 3}, 1)) - math.Log2(b1+(1-b1)*0.25) -
+			math.Log2(b2+(1-b2)*soft([]float64{-2, 0, 5, 0.5}, 2))
+		if math.Abs(sum[i]-want) > 1e-6 {
+			t.Errorf("shift %g: %g bits, want %g", d, sum[i], want)
+		}
+		if d == 0 && math.Abs(sum[i]-(s.gate+s.softmax+s.unchanged)) > 1e-9 {
+			t.Errorf("unshifted %g bits, costs gives %g", sum[i], s.gate+s.softmax+s.unchanged)
+		}
+	}
 }
