@@ -173,16 +173,7 @@ var gateShifts = func() []float64 {
 func shiftedCosts(sum []float64, o *worldmodel.Output, y []uint8) {
 	C := len(o.Logits) / len(o.Gate)
 	for j, c := range y {
-		l := o.Logits[j*C : j*C+C]
-		mx := l[0]
-		for _, v := range l {
-			mx = max(mx, v)
-		}
-		var z float64
-		for _, v := range l {
-			z += math.Exp(float64(v - mx))
-		}
-		q := math.Exp(float64(l[c]-mx)) / z
+		q := softmaxAt(o.Logits[j*C:j*C+C], c)
 		for i, d := range gateShifts {
 			a := 1 / (1 + math.Exp(-(float64(o.Gate[j]) + d)))
 			if c != o.Prev[j] {
@@ -194,27 +185,32 @@ func shiftedCosts(sum []float64, o *worldmodel.Output, y []uint8) {
 	}
 }
 
+// softmaxAt returns softmax(l)(c), in float64.
+func softmaxAt(l []float32, c uint8) float64 {
+	mx := l[0]
+	for _, v := range l {
+		mx = max(mx, v)
+	}
+	var z float64
+	for _, v := range l {
+		z += math.Exp(float64(v - mx))
+	}
+	return math.Exp(float64(l[c]-mx)) / z
+}
+
 // costs splits the code length of state y under prediction o.
 func costs(o *worldmodel.Output, y []uint8) split {
 	s := split{n: 1}
 	C := len(o.Logits) / len(o.Gate)
 	for j, c := range y {
-		l := o.Logits[j*C : j*C+C]
-		mx := l[0]
-		for _, v := range l {
-			mx = max(mx, v)
-		}
-		var z float64
-		for _, v := range l {
-			z += math.Exp(float64(v - mx))
-		}
+		q := softmaxAt(o.Logits[j*C:j*C+C], c)
 		a := 1 / (1 + math.Exp(-float64(o.Gate[j])))
 		if c != o.Prev[j] {
 			s.changed++
 			s.gate -= math.Log2(1 - a)
-			s.softmax -= math.Log2(math.Exp(float64(l[c]-mx)) / z)
+			s.softmax -= math.Log2(q)
 		} else {
-			s.unchanged -= math.Log2(a + (1-a)*math.Exp(float64(l[c]-mx))/z)
+			s.unchanged -= math.Log2(a + (1-a)*q)
 		}
 	}
 	return s
