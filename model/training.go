@@ -73,7 +73,13 @@ var (
 // of its target or stopped early on its held-out loss, not interrupted. A
 // nil Training is not complete.
 func (t *Training) Complete() bool {
-	return t != nil && (t.Imported != "" || !t.Interrupted && t.Steps > 0 && (t.Steps >= t.TargetSteps || t.StoppedEarly))
+	return t != nil && (t.Imported != "" || !t.Interrupted && (t.Steps > 0 || t.keptStart()) && (t.Steps >= t.TargetSteps || t.StoppedEarly))
+}
+
+// keptStart reports whether the run continued trained weights and ended
+// holding them: no held-out evaluation of the run beat its starting point.
+func (t *Training) keptStart() bool {
+	return t.StoppedEarly && t.Steps == 0 && t.PriorSteps > 0
 }
 
 // EndedEarly reports whether the run stopped on its held-out plateau before
@@ -101,6 +107,8 @@ func (t *Training) run() string {
 		return "training not recorded"
 	case t.Imported != "":
 		return fmt.Sprintf("imported from safetensors sha256 %.12s (trained elsewhere)", t.Imported)
+	case t.keptStart():
+		return fmt.Sprintf("kept its starting weights: no held-out evaluation beat them (ran %d of %d steps)", t.RanSteps, t.TargetSteps)
 	case t.Steps == 0 && !t.Interrupted:
 		return "untrained (random initialisation)"
 	case t.Interrupted && t.Steps < t.TargetSteps:
@@ -135,8 +143,8 @@ func (t *Training) check() error {
 	if !worldmodel.KnownInit(t.Init) {
 		return fmt.Errorf("model: initialisation %q is not one this build knows", t.Init)
 	}
-	if t.StoppedEarly && (t.Interrupted || t.Steps == 0) {
-		return fmt.Errorf("model: a training run recorded as stopped early must have steps and not be interrupted")
+	if t.StoppedEarly && (t.Interrupted || t.Steps == 0 && t.PriorSteps == 0) {
+		return fmt.Errorf("model: a training run recorded as stopped early must have steps (or continue earlier ones) and not be interrupted")
 	}
 	return nil
 }

@@ -28,6 +28,8 @@ func TestTraining(t *testing.T) {
 		{&Training{Steps: 50, TargetSteps: 50, PriorSteps: 70}, true, "trained 50 of 50 steps, after 70 steps of earlier runs (120 in all)"},
 		{&Training{Steps: 20, TargetSteps: 50, PriorSteps: 70, Interrupted: true}, false, "interrupted at step 20 of 50 (partly trained), after 70 steps of earlier runs (90 in all)"},
 		{&Training{Steps: 50, TargetSteps: 50, Init: worldmodel.InitScaledResidual}, true, "trained 50 of 50 steps, from the scaled-residual initialisation"},
+		{&Training{Steps: 0, TargetSteps: 10, RanSteps: 4, StoppedEarly: true, PriorSteps: 20}, true, "kept its starting weights: no held-out evaluation beat them (ran 4 of 10 steps), after 20 steps of earlier runs (20 in all)"},
+		{&Training{Steps: 0, TargetSteps: 10, RanSteps: 10, StoppedEarly: true, PriorSteps: 20}, true, "kept its starting weights: no held-out evaluation beat them (ran 10 of 10 steps), after 20 steps of earlier runs (20 in all)"},
 	}
 	for _, c := range cases {
 		if c.tr.Complete() != c.complete || c.tr.String() != c.str || (c.tr != nil && c.tr.TotalSteps() != c.tr.Steps+c.tr.PriorSteps) {

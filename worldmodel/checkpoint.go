@@ -71,7 +71,7 @@ func (t *Trainer) WriteCheckpoint(w io.Writer) error {
 	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)
 	h := ckptHeader{Step: t.step, Train: t.tc, Fingerprint: t.fp, Examples: len(t.ex)}
-	if t.es.step > 0 {
+	if t.es.has {
 		h.EarlyStop = &ckptEarlyStop{Step: t.es.step, Eval: t.es.ev, Ref: t.es.ref, Bad: t.es.bad, Stopped: t.es.stopped}
 	}
 	hdr, err := json.Marshal(h)
@@ -197,10 +197,12 @@ func ReadCheckpoint(r io.Reader) (*Checkpoint, error) {
 		if binary.LittleEndian.Uint32(b[8:12]) == 1 {
 			return nil, bad("early stopping state in a version 1 checkpoint")
 		}
-		if e.Step < 1 || e.Step > h.Step || e.Bad < 0 {
+		// Step 0 is the evaluation of trained starting weights (a run
+		// with PriorSteps > 0).
+		if e.Step < 0 || (e.Step == 0 && h.Train.PriorSteps == 0) || e.Step > h.Step || e.Bad < 0 {
 			return nil, bad("early stopping at step %d (%d evaluations without a gain) in a checkpoint at step %d", e.Step, e.Bad, h.Step)
 		}
-		ck.es = &earlyStop{step: e.Step, ev: e.Eval, ref: e.Ref, bad: e.Bad, stopped: e.Stopped, w: make([]float32, P)}
+		ck.es = &earlyStop{has: true, step: e.Step, ev: e.Eval, ref: e.Ref, bad: e.Bad, stopped: e.Stopped, w: make([]float32, P)}
 		sections = append(sections, ck.es.w)
 	}
 	raw := make([]byte, 4*P)

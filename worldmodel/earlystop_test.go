@@ -143,6 +143,120 @@ func TestEarlyStop(t *testing.T) {
 	}
 }
 
+// TestContinueKeepsStart: a run that continues trained weights
+// (PriorSteps > 0) with patience evaluates them before its first step and
+// keeps them as the best to beat. Continued on codes drawn at random, which
+// only makes the held-out loss worse, it stops on its plateau holding the
+// starting weights bit for bit, also when it is interrupted and resumed
+// from its checkpoint; continued on the held-out data itself, a later step
+// is kept. (A first run does not evaluate its random start: TestEarlyStop
+// counts its evaluations.)
+func TestContinueKeepsStart(t *testing.T) {
+	cfg, _, held, tc := earlyStopData()
+	start, _ := New(cfg, 1)
+	first := tc
+	first.Steps = 10
+	pre, err := NewTrainer(start, held, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pre.Run(context.Background(), RunConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	w0 := slices.Clone(start.p.Data)
+	ev0, err := Evaluate(start, held, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clone := func() *Model {
+		c, _ := New(cfg, 1)
+		copy(c.p.Data, w0)
+		return c
+	}
+	noise := microSequences(rand.New(rand.NewPCG(4, 4)), &cfg, 3, 4)
+	rng := rand.New(rand.NewPCG(5, 5))
+	for i := range noise {
+		for _, codes := range noise[i].Codes {
+			for j := range codes {
+				codes[j] = uint8(rng.IntN(cfg.Codewords))
+			}
+		}
+	}
+	cont := TrainConfig{Steps: 40, Batch: 2, Seed: 3, LR: 1e-2, PriorSteps: 10}
+	rc := RunConfig{Eval: Seqs(held), EvalEvery: 3, Patience: 2}
+
+	m := clone()
+	tr, err := NewTrainer(m, noise, cont)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ps []Progress
+	rc1 := rc
+	rc1.Progress = func(p Progress) {
+		if p.Eval != nil {
+			ps = append(ps, p)
+		}
+	}
+	if err := tr.Run(context.Background(), rc1); err != nil {
+		t.Fatal(err)
+	}
+	stopped, best, ev := tr.EarlyStop()
+	if !stopped || best != 0 || ev != ev0 || tr.StepsDone() != 6 {
+		t.Fatalf("stopped %v at step %d, best step %d %+v; the start: %+v", stopped, tr.StepsDone(), best, ev, ev0)
+	}
+	if i := diffAt(m.p.Data, w0); i >= 0 {
+		t.Fatalf("the kept weights differ from the starting ones at %d", i)
+	}
+	if len(ps) != 3 || !ps[0].Start || ps[0].Step != 0 || *ps[0].Eval != ev0 || ps[0].BestStep != 0 || ps[1].Start || ps[1].Step != 3 ||
+		!(ps[1].Eval.BitsPerTransition > ev0.BitsPerTransition) || !ps[2].Stopped || ps[2].BestStep != 0 {
+		t.Fatalf("progress with evaluations: %+v", ps)
+	}
+
+	// Interrupted after its first step and resumed: the same end.
+	path := filepath.Join(t.TempDir(), "cont.ckpt")
+	m2 := clone()
+	t2, _ := NewTrainer(m2, noise, cont)
+	ctx, cancel := context.WithCancel(context.Background())
+	irc := rc
+	irc.Checkpoint = path
+	irc.Progress = func(p Progress) {
+		if p.Step == 1 {
+			cancel()
+		}
+	}
+	if err := t2.Run(ctx, irc); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted: %v", err)
+	}
+	cancel()
+	ck, err := LoadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ck.es == nil || ck.es.step != 0 || ck.es.ev != ev0 {
+		t.Fatalf("the checkpoint's early stopping: %+v", ck.es)
+	}
+	t3, err := ck.Resume(noise, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := t3.Run(context.Background(), rc); err != nil {
+		t.Fatal(err)
+	}
+	if stopped, best, _ := t3.EarlyStop(); !stopped || best != 0 || t3.StepsDone() != 6 || diffAt(t3.Model().Params().Data, w0) >= 0 {
+		t.Fatalf("resumed: stopped %v at %d, best %d", stopped, t3.StepsDone(), best)
+	}
+
+	// Training on the held-out data itself helps: a later step is kept.
+	m4 := clone()
+	t4, _ := NewTrainer(m4, held, TrainConfig{Steps: 12, Batch: 2, Seed: 3, LR: 1e-3, PriorSteps: 10})
+	if err := t4.Run(context.Background(), RunConfig{Eval: Seqs(held), EvalEvery: 4, Patience: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if stopped, best, _ := t4.EarlyStop(); stopped || best != 12 {
+		t.Fatalf("a helpful continuation: stopped %v, best step %d", stopped, best)
+	}
+}
+
 // TestDefaultLR: a preset's default learning rate is what NewTrainer uses
 // when none is given; a configuration that is not a preset gets 3e-4.
 func TestDefaultLR(t *testing.T) {
@@ -246,7 +360,7 @@ func TestResumeKeepsEarlyStop(t *testing.T) {
 	if err := t8.Run(context.Background(), RunConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	if stopped, best, _ := t8.EarlyStop(); stopped || best != 0 || t8.StepsDone() != 12 {
+	if stopped, best, _ := t8.EarlyStop(); stopped || best != -1 || t8.StepsDone() != 12 {
 		t.Fatalf("resumed without patience: stopped %v at %d, best %d", stopped, t8.StepsDone(), best)
 	}
 
@@ -338,7 +452,7 @@ func FuzzReadCheckpointDamaged(f *testing.F) {
 		if !reseal && !bytes.Equal(d, file) {
 			t.Fatal("a damaged checkpoint was accepted")
 		}
-		if ck.es != nil && (ck.es.step < 1 || ck.es.step > ck.Step || len(ck.es.w) != len(ck.m)) {
+		if ck.es != nil && (ck.es.step < 0 || ck.es.step == 0 && ck.Train.PriorSteps == 0 || ck.es.step > ck.Step || len(ck.es.w) != len(ck.m)) {
 			t.Fatalf("accepted early-stopping state %d of step %d with %d weights", ck.es.step, ck.Step, len(ck.es.w))
 		}
 	})

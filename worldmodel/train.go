@@ -378,6 +378,10 @@ type Progress struct {
 	// Stopped is set on the last Progress of a run that stopped early on
 	// its held-out plateau; the model then holds the weights of BestStep.
 	Stopped bool
+	// Start is set on the Progress Run reports before its first step, for
+	// the evaluation of trained starting weights (TrainConfig.PriorSteps >
+	// 0, with Patience): Eval and Best are set, StepStats is zero.
+	Start bool
 }
 
 // RunConfig configures Run.
@@ -400,15 +404,21 @@ type RunConfig struct {
 // EarlyStop reports how the last Run with Patience ended (or, before Run,
 // what a resumed checkpoint recorded): whether it stopped before its steps on
 // a plateau, the step of the best evaluation (whose weights the model holds
-// once Run has ended) and that evaluation. best is 0 when there is none (no
-// Patience, or no evaluation).
+// once Run has ended) and that evaluation. best is -1 when there is none (no
+// Patience, or no evaluation); it is 0 when no evaluation of the run beat
+// its trained starting weights (TrainConfig.PriorSteps > 0), which the model
+// then holds again.
 func (t *Trainer) EarlyStop() (stopped bool, best int, ev EvalStats) {
+	if !t.es.has {
+		return false, -1, EvalStats{}
+	}
 	return t.es.stopped, t.es.step, t.es.ev
 }
 
 // earlyStop is Run's early-stopping state.
 type earlyStop struct {
-	step    int // step of the lowest evaluation (0: none yet)
+	has     bool // an evaluation was observed
+	step    int  // step of the lowest evaluation
 	ev      EvalStats
 	w       []float32 // the weights at step
 	ref     float64   // bits/transition of the last evaluation that was a gain
@@ -426,15 +436,15 @@ type earlyStop struct {
 func (t *Trainer) observe(ev EvalStats, rc *RunConfig) bool {
 	es := &t.es
 	if b := ev.BitsPerTransition; math.IsNaN(b) || math.IsInf(b, 0) {
-		if es.step == 0 {
+		if !es.has {
 			return false
 		}
 		es.bad++
 		return es.bad >= rc.Patience
 	}
-	first := es.step == 0
+	first := !es.has
 	if first || ev.BitsPerTransition < es.ev.BitsPerTransition {
-		es.step, es.ev = t.step, ev
+		es.has, es.step, es.ev = true, t.step, ev
 		es.w = append(es.w[:0], t.m.p.Data...)
 	}
 	if first || ev.BitsPerTransition < es.ref*(1-rc.MinDelta) {
@@ -447,7 +457,7 @@ func (t *Trainer) observe(ev EvalStats, rc *RunConfig) bool {
 
 // restoreBest puts the best evaluation's weights back into the model.
 func (t *Trainer) restoreBest() {
-	if t.es.step > 0 && t.es.step != t.step {
+	if t.es.has && t.es.step != t.step {
 		copy(t.m.p.Data, t.es.w)
 	}
 }
@@ -472,6 +482,20 @@ func (t *Trainer) Run(ctx context.Context, rc RunConfig) error {
 	t.keepES = false
 	if t.es.stopped {
 		return nil
+	}
+	// A run that continues trained weights measures them first, so that
+	// it can never end holding weights worse than it started from: the
+	// fresh warm-up may well raise the loss before it lowers it.
+	if rc.Patience > 0 && t.tc.PriorSteps > 0 && t.step == 0 && !t.es.has {
+		ev, err := t.EvaluateOn(rc.Eval)
+		if err != nil {
+			return err
+		}
+		t.observe(ev, &rc)
+		if rc.Progress != nil {
+			best := t.es.ev
+			rc.Progress(Progress{Steps: t.tc.Steps, Eval: &ev, Best: &best, BestStep: 0, Start: true})
+		}
 	}
 	start := time.Now()
 	startStep := t.step

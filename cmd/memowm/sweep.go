@@ -541,7 +541,6 @@ func samePath(a, b string) bool {
 	return filepath.Clean(a) == filepath.Clean(b)
 }
 
-// trainedSteps says how far a bundle's world model was trained.
 // recipe says at which peak rate (when the bundle records it) and dropout a
 // curve point was trained.
 func recipe(p bench.CurvePoint) string {
@@ -551,6 +550,7 @@ func recipe(p bench.CurvePoint) string {
 	return fmt.Sprintf("peak rate not recorded, dropout %g", p.Dropout)
 }
 
+// trainedSteps says how far a bundle's world model was trained.
 func trainedSteps(t *model.Training) string {
 	switch {
 	case t == nil:

@@ -172,7 +172,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		logf("fit wm: resumed %s at step %d of %d\n", *resume, ck.Step, tr.Config().Steps)
-		if _, best, ev := tr.EarlyStop(); best > 0 {
+		if _, best, ev := tr.EarlyStop(); best >= 0 {
 			logf("fit wm: early stopping so far: best held-out %.1f bits/transition at step %d\n", ev.BitsPerTransition, best)
 		}
 	} else {
@@ -257,6 +257,11 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	runErr := tr.Run(ctx, worldmodel.RunConfig{
 		Eval: sub, EvalEvery: *evalEvery, Checkpoint: *ckpt, CheckpointEvery: *ckptEvery, Patience: *patience, MinDelta: *minDelta,
 		Progress: func(p worldmodel.Progress) {
+			if p.Start {
+				logf("fit wm: the starting weights: held-out %.1f bits/transition (%d transitions); the run keeps them unless an evaluation beats them\n",
+					p.Eval.BitsPerTransition, p.Eval.Transitions)
+				return
+			}
 			last = p
 			if smooth == 0 {
 				smooth = p.Bits
@@ -292,7 +297,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	// run's weights are never taken for a trained model.
 	training := &model.Training{Steps: tr.StepsDone(), TargetSteps: tc.Steps, Interrupted: runErr != nil, PriorSteps: tc.PriorSteps, Init: tc.Init, LR: tc.LR}
 	stopped, bestStep, bestEval := tr.EarlyStop()
-	if runErr == nil && bestStep > 0 && bestStep < tr.StepsDone() || stopped {
+	if runErr == nil && bestStep >= 0 && bestStep < tr.StepsDone() || stopped {
 		// The model holds the best evaluation's weights.
 		training.Steps, training.StoppedEarly, training.RanSteps = bestStep, true, tr.StepsDone()
 		lastEval = &bestEval

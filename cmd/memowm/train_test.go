@@ -307,4 +307,31 @@ func TestFitContinuesTraining(t *testing.T) {
 	if p, n := steps(b("e")); p != 0 || n != 2 {
 		t.Fatalf("--preset: prior %d, total %d, want 0 and 2", p, n)
 	}
+	// With --patience a continuation first measures its starting weights,
+	// and ends holding them when nothing beats them (here a rate that only
+	// makes things worse): the bundle records so, and its world model is
+	// the one it started from.
+	held := filepath.Join(dir, "h.arrow")
+	if code, _, errs := memowm(t, "sim", "--episodes", "3", "--steps", "12", "--dim", "32", "--seed", "7", "--out", held, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	out, errs = fit("--model", b("a"), "--steps", "10", "--lr", "0.5", "--eval", held, "--eval-every", "2", "--patience", "2", "--out", b("f"))
+	if !strings.Contains(errs, "fit wm: the starting weights: held-out") || !strings.Contains(errs, "keeping the weights of step 0") ||
+		!strings.Contains(out, "kept its starting weights: no held-out evaluation beat them (ran 4 of 10 steps), after 3 steps of earlier runs (3 in all)") {
+		t.Fatalf("a continuation that only did worse:\n%s%s", out, errs)
+	}
+	if p, n := steps(b("f")); p != 3 || n != 3 {
+		t.Fatalf("kept start: prior %d, total %d, want 3 and 3", p, n)
+	}
+	ma, err := model.Load(b("a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mf, err := model.Load(b("f"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ma.Model.Params().Data, mf.Model.Params().Data) {
+		t.Fatal("the bundle that kept its starting weights holds other weights")
+	}
 }
