@@ -64,6 +64,9 @@ type ckptEarlyStop struct {
 	// Stopped: the run had stopped on its plateau (the checkpoint's
 	// weights are the best evaluation's); a resumed Run does nothing.
 	Stopped bool `json:"stopped,omitempty"`
+	// NoRef: only the starting weights of a continuation were evaluated
+	// (Step 0); patience counts from the run's first evaluation.
+	NoRef bool `json:"no_ref,omitempty"`
 }
 
 // WriteCheckpoint writes the trainer's state to w.
@@ -72,7 +75,7 @@ func (t *Trainer) WriteCheckpoint(w io.Writer) error {
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)
 	h := ckptHeader{Step: t.step, Train: t.tc, Fingerprint: t.fp, Examples: len(t.ex)}
 	if t.es.has {
-		h.EarlyStop = &ckptEarlyStop{Step: t.es.step, Eval: t.es.ev, Ref: t.es.ref, Bad: t.es.bad, Stopped: t.es.stopped}
+		h.EarlyStop = &ckptEarlyStop{Step: t.es.step, Eval: t.es.ev, Ref: t.es.ref, Bad: t.es.bad, Stopped: t.es.stopped, NoRef: t.es.noRef}
 	}
 	hdr, err := json.Marshal(h)
 	if err != nil {
@@ -199,10 +202,10 @@ func ReadCheckpoint(r io.Reader) (*Checkpoint, error) {
 		}
 		// Step 0 is the evaluation of trained starting weights (a run
 		// with PriorSteps > 0).
-		if e.Step < 0 || (e.Step == 0 && h.Train.PriorSteps == 0) || e.Step > h.Step || e.Bad < 0 {
+		if e.Step < 0 || (e.Step == 0 && h.Train.PriorSteps == 0) || e.Step > h.Step || e.Bad < 0 || e.NoRef && e.Step != 0 {
 			return nil, bad("early stopping at step %d (%d evaluations without a gain) in a checkpoint at step %d", e.Step, e.Bad, h.Step)
 		}
-		ck.es = &earlyStop{has: true, step: e.Step, ev: e.Eval, ref: e.Ref, bad: e.Bad, stopped: e.Stopped, w: make([]float32, P)}
+		ck.es = &earlyStop{has: true, step: e.Step, ev: e.Eval, ref: e.Ref, bad: e.Bad, stopped: e.Stopped, noRef: e.NoRef, w: make([]float32, P)}
 		sections = append(sections, ck.es.w)
 	}
 	raw := make([]byte, 4*P)

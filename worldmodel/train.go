@@ -422,14 +422,19 @@ type earlyStop struct {
 	ev      EvalStats
 	w       []float32 // the weights at step
 	ref     float64   // bits/transition of the last evaluation that was a gain
+	// noRef: only the starting weights were evaluated (step 0 of a
+	// continuation); patience counts from the run's first evaluation.
+	noRef bool
 	bad     int       // evaluations since then
 	stopped bool
 }
 
 // observe records an evaluation at the trainer's current step and reports
 // whether the run should stop. The weights kept are the lowest
-// evaluation's; patience counts the evaluations since the last one that
-// was a gain of more than MinDelta on the gain before it.
+// evaluation's (or the trained starting weights', when Run measured them);
+// patience counts the evaluations since the last one that was a gain of
+// more than MinDelta on the gain before it, the run's first evaluation
+// being the first gain.
 //
 // An evaluation that is not finite (a diverged run) is never kept and counts
 // as no gain.
@@ -442,11 +447,12 @@ func (t *Trainer) observe(ev EvalStats, rc *RunConfig) bool {
 		es.bad++
 		return es.bad >= rc.Patience
 	}
-	first := !es.has
-	if first || ev.BitsPerTransition < es.ev.BitsPerTransition {
+	first := !es.has || es.noRef
+	if !es.has || ev.BitsPerTransition < es.ev.BitsPerTransition {
 		es.has, es.step, es.ev = true, t.step, ev
 		es.w = append(es.w[:0], t.m.p.Data...)
 	}
+	es.noRef = false
 	if first || ev.BitsPerTransition < es.ref*(1-rc.MinDelta) {
 		es.ref, es.bad = ev.BitsPerTransition, 0
 		return false
@@ -485,16 +491,24 @@ func (t *Trainer) Run(ctx context.Context, rc RunConfig) error {
 	}
 	// A run that continues trained weights measures them first, so that
 	// it can never end holding weights worse than it started from: the
-	// fresh warm-up may well raise the loss before it lowers it.
+	// fresh warm-up may well raise the loss before it lowers it. They are
+	// the best to beat, but patience counts from the run's own first
+	// evaluation, so that the warm-up's rise alone does not end the run.
 	if rc.Patience > 0 && t.tc.PriorSteps > 0 && t.step == 0 && !t.es.has {
 		ev, err := t.EvaluateOn(rc.Eval)
 		if err != nil {
 			return err
 		}
-		t.observe(ev, &rc)
+		if b := ev.BitsPerTransition; !math.IsNaN(b) && !math.IsInf(b, 0) {
+			t.es = earlyStop{has: true, ev: ev, w: append([]float32(nil), t.m.p.Data...), noRef: true}
+		}
 		if rc.Progress != nil {
-			best := t.es.ev
-			rc.Progress(Progress{Steps: t.tc.Steps, Eval: &ev, Best: &best, BestStep: 0, Start: true})
+			p := Progress{Steps: t.tc.Steps, Eval: &ev, Start: true}
+			if t.es.has {
+				best := t.es.ev
+				p.Best = &best
+			}
+			rc.Progress(p)
 		}
 	}
 	start := time.Now()

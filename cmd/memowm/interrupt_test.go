@@ -455,4 +455,26 @@ func TestInterruptTraining(t *testing.T) {
 	if len(atomicfile.Leftovers(out)) != 0 {
 		t.Fatal("a temporary file is left")
 	}
+
+	// Interrupted while it trains a finished bundle on into the same file
+	// (as sweep does), it leaves that bundle as it was.
+	fin := filepath.Join(dir, "f.mwb")
+	if code, _, errs := memowm(t, "fit", "--stage", "wm", "--in", traj, "--out", fin, "--preset", "tiny", "--steps", "3"); code != 0 {
+		t.Fatal(errs)
+	}
+	before, err := os.ReadFile(fin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, errs = interruptChild(t, syscall.SIGINT, func(s string) bool { return strings.Contains(s, "fit wm: step ") },
+		"fit", "--stage", "wm", "--in", traj, "--model", fin, "--out", fin, "--steps", "100000")
+	if code != 130 || !strings.Contains(errs, fin+", a finished model (trained 3 of 3 steps), left as it was") {
+		t.Fatalf("continuation: status %d\n%s", code, errs)
+	}
+	if after, err := os.ReadFile(fin); err != nil || !bytes.Equal(after, before) {
+		t.Fatalf("the finished bundle changed (%v)", err)
+	}
+	if _, err := os.Stat(fin + ".ckpt"); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -304,6 +304,16 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	}
 	b := &model.Bundle{OPQ: q, Model: m, Profile: worldmodel.ProfileF32, Precision: prec, Policy: model.Policy{Kind: model.KeepAll},
 		Training: training}
+	if runErr != nil {
+		// An interrupted run does not replace a finished model at --out
+		// (the bundle it continues, as sweep trains a bundle on, or an
+		// earlier one): that is worth more than a snapshot, which the
+		// checkpoint holds.
+		if old, err := model.Load(*out); err == nil && old.CheckTrained() == nil {
+			return &interruptedRun{msg: fmt.Sprintf("interrupted at step %d of %d: checkpoint %s (continue with --resume %s); %s, a finished model (%s), left as it was",
+				tr.StepsDone(), tc.Steps, *ckpt, *ckpt, *out, old.Training), err: runErr}
+		}
+	}
 	if err := b.Save(*out); err != nil {
 		return err
 	}
