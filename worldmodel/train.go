@@ -417,15 +417,15 @@ func (t *Trainer) EarlyStop() (stopped bool, best int, ev EvalStats) {
 
 // earlyStop is Run's early-stopping state.
 type earlyStop struct {
-	has     bool // an evaluation was observed
-	step    int  // step of the lowest evaluation
-	ev      EvalStats
-	w       []float32 // the weights at step
-	ref     float64   // bits/transition of the last evaluation that was a gain
+	has  bool // an evaluation was observed
+	step int  // step of the lowest evaluation
+	ev   EvalStats
+	w    []float32 // the weights at step
+	ref  float64   // bits/transition of the last evaluation that was a gain
 	// noRef: only the starting weights were evaluated (step 0 of a
 	// continuation); patience counts from the run's first evaluation.
-	noRef bool
-	bad     int       // evaluations since then
+	noRef   bool
+	bad     int // evaluations since then
 	stopped bool
 }
 
