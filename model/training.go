@@ -143,7 +143,7 @@ func (t *Training) check() error {
 	if !worldmodel.KnownInit(t.Init) {
 		return fmt.Errorf("model: initialisation %q is not one this build knows", t.Init)
 	}
-	if t.StoppedEarly && (t.Interrupted || t.Steps == 0 && t.PriorSteps == 0) {
+	if t.StoppedEarly && (t.Interrupted || t.Steps == 0 && (t.PriorSteps == 0 || t.RanSteps == 0)) {
 		return fmt.Errorf("model: a training run recorded as stopped early must have steps (or continue earlier ones) and not be interrupted")
 	}
 	return nil

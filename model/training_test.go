@@ -47,7 +47,7 @@ func TestTraining(t *testing.T) {
 		}
 	}
 	for _, bad := range []Training{{Steps: -1}, {TargetSteps: -5}, {Steps: 11, TargetSteps: 10}, {Steps: 5, TargetSteps: 10, RanSteps: 11},
-		{Steps: 5, TargetSteps: 10, RanSteps: 4}, {Steps: 0, TargetSteps: 10, StoppedEarly: true}, {Steps: 5, TargetSteps: 10, StoppedEarly: true, Interrupted: true},
+		{Steps: 5, TargetSteps: 10, RanSteps: 4}, {Steps: 0, TargetSteps: 10, StoppedEarly: true}, {Steps: 0, TargetSteps: 10, StoppedEarly: true, PriorSteps: 5}, {Steps: 5, TargetSteps: 10, StoppedEarly: true, Interrupted: true},
 		{Imported: "abc"}, {Imported: strings.Repeat("AB", 32)}, {Imported: strings.Repeat("ab", 32), Steps: 3, TargetSteps: 3},
 		{Steps: 5, TargetSteps: 5, PriorSteps: -1}, {Imported: strings.Repeat("ab", 32), PriorSteps: 3},
 		{Steps: 5, TargetSteps: 5, Init: "orthogonal"}, {Imported: strings.Repeat("ab", 32), Init: worldmodel.InitScaledResidual},

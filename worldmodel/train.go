@@ -422,10 +422,10 @@ type earlyStop struct {
 	ev   EvalStats
 	w    []float32 // the weights at step
 	ref  float64   // bits/transition of the last evaluation that was a gain
+	bad  int       // evaluations since then
 	// noRef: only the starting weights were evaluated (step 0 of a
 	// continuation); patience counts from the run's first evaluation.
 	noRef   bool
-	bad     int // evaluations since then
 	stopped bool
 }
 
