@@ -33,6 +33,9 @@ type CurvePoint struct {
 	// Dropout is the training dropout of the point's world model, for the
 	// record (0 also when unknown).
 	Dropout float64 `json:"dropout,omitempty"`
+	// TrainSeconds is the wall-clock training time of the point's world
+	// model over all its runs (0: unknown), for the record.
+	TrainSeconds float64 `json:"train_seconds,omitempty"`
 }
 
 // HorizonRow is the total storage per observation of every point at one
@@ -137,8 +140,8 @@ func DefaultHorizons() []float64 {
 
 // ReadCurve reads a capacity curve from CSV: a header naming the columns
 // name, params and rate_bits_per_obs and optionally bundle_bytes, steps, lr,
-// init and dropout (in any order; the last four for the record), then one
-// point a row.
+// init, dropout and train_seconds (in any order; the last five for the
+// record), then one point a row.
 func ReadCurve(r io.Reader) ([]CurvePoint, error) {
 	rows, err := csv.NewReader(r).ReadAll()
 	if err != nil {
@@ -216,6 +219,16 @@ func ReadCurve(r io.Reader) ([]CurvePoint, error) {
 		}
 		if _, ok := col["init"]; ok {
 			pt.Init = strings.TrimSpace(row[col["init"]])
+		}
+		if _, ok := col["train_seconds"]; ok && strings.TrimSpace(row[col["train_seconds"]]) != "" {
+			v, err := num("train_seconds")
+			if err != nil {
+				return nil, err
+			}
+			if !(v >= 0 && v < 1e12) {
+				return nil, fmt.Errorf("bench: curve line %d: train_seconds %g is not a duration", n+2, v)
+			}
+			pt.TrainSeconds = v
 		}
 		pts = append(pts, pt)
 	}

@@ -47,6 +47,23 @@ type Training struct {
 	// not recorded, as in bundles written before it was, and in imported
 	// ones). A run that continues a bundle records its own rate.
 	LR float64 `json:"lr,omitempty"`
+	// Seconds is the wall-clock time this run spent training (steps,
+	// held-out evaluations, checkpoints; over its resumes), and
+	// PriorSeconds that of the earlier runs it continued when they all
+	// recorded theirs. 0: not recorded (bundles written before, imported
+	// weights, or an earlier run without the record).
+	Seconds      float64 `json:"seconds,omitempty"`
+	PriorSeconds float64 `json:"prior_seconds,omitempty"`
+}
+
+// TotalSeconds is the wall-clock training time of the weights over this run
+// and the earlier ones it continued, and whether it is known (every run
+// recorded its time).
+func (t *Training) TotalSeconds() (float64, bool) {
+	if t == nil || t.Seconds <= 0 || t.PriorSteps > 0 && t.PriorSeconds <= 0 {
+		return 0, false
+	}
+	return t.Seconds + t.PriorSeconds, true
 }
 
 // TotalSteps is the number of optimizer steps the weights have had in all,
@@ -134,8 +151,11 @@ func (t *Training) check() error {
 	if t.Steps < 0 || t.TargetSteps < 0 || t.PriorSteps < 0 || t.Steps > t.TargetSteps || t.RanSteps < 0 || t.RanSteps > t.TargetSteps || (t.RanSteps > 0 && t.RanSteps < t.Steps) {
 		return fmt.Errorf("model: training of %d steps (%d run) of a %d-step run is impossible", t.Steps, t.RanSteps, t.TargetSteps)
 	}
-	if t.Imported != "" && (len(t.Imported) != 64 || strings.Trim(t.Imported, "0123456789abcdef") != "" || t.Steps != 0 || t.TargetSteps != 0 || t.PriorSteps != 0 || t.Interrupted || t.StoppedEarly || t.Init != "" || t.LR != 0) {
+	if t.Imported != "" && (len(t.Imported) != 64 || strings.Trim(t.Imported, "0123456789abcdef") != "" || t.Steps != 0 || t.TargetSteps != 0 || t.PriorSteps != 0 || t.Interrupted || t.StoppedEarly || t.Init != "" || t.LR != 0 || t.Seconds != 0 || t.PriorSeconds != 0) {
 		return fmt.Errorf("model: an imported training record holds a SHA-256 in hex and nothing else")
+	}
+	if !(t.Seconds >= 0 && t.Seconds < 1e12 && t.PriorSeconds >= 0 && t.PriorSeconds < 1e12) || t.PriorSeconds > 0 && t.PriorSteps == 0 {
+		return fmt.Errorf("model: a training run of %g s after %g s of %d earlier steps is impossible", t.Seconds, t.PriorSeconds, t.PriorSteps)
 	}
 	if !(t.LR >= 0 && t.LR < 1) {
 		return fmt.Errorf("model: a training run at peak learning rate %g is impossible", t.LR)

@@ -51,11 +51,34 @@ func TestTraining(t *testing.T) {
 		{Imported: "abc"}, {Imported: strings.Repeat("AB", 32)}, {Imported: strings.Repeat("ab", 32), Steps: 3, TargetSteps: 3},
 		{Steps: 5, TargetSteps: 5, PriorSteps: -1}, {Imported: strings.Repeat("ab", 32), PriorSteps: 3},
 		{Steps: 5, TargetSteps: 5, Init: "orthogonal"}, {Imported: strings.Repeat("ab", 32), Init: worldmodel.InitScaledResidual},
-		{Steps: 5, TargetSteps: 5, LR: -1e-3}, {Steps: 5, TargetSteps: 5, LR: 1}, {Imported: strings.Repeat("ab", 32), LR: 1e-3}} {
+		{Steps: 5, TargetSteps: 5, LR: -1e-3}, {Steps: 5, TargetSteps: 5, LR: 1},
+		{Steps: 5, TargetSteps: 5, Seconds: -1}, {Steps: 5, TargetSteps: 5, Seconds: 2, PriorSeconds: 3}, {Steps: 5, TargetSteps: 5, PriorSteps: 4, PriorSeconds: -3},
+		{Imported: strings.Repeat("ab", 32), Seconds: 4}, {Imported: strings.Repeat("ab", 32), LR: 1e-3}} {
 		b := microBundle(t)
 		b.Training = &bad
-		if _, err := b.Bytes(); err == nil || (!strings.Contains(err.Error(), "is impossible") && !strings.Contains(err.Error(), "stopped early") && !strings.Contains(err.Error(), "imported") && !strings.Contains(err.Error(), "initialisation") && !strings.Contains(err.Error(), "learning rate")) {
+		if _, err := b.Bytes(); err == nil || (!strings.Contains(err.Error(), "is impossible") && !strings.Contains(err.Error(), "stopped early") && !strings.Contains(err.Error(), "imported") && !strings.Contains(err.Error(), "initialisation") && !strings.Contains(err.Error(), "learning rate") && !strings.Contains(err.Error(), " s after ")) {
 			t.Errorf("%+v: %v", bad, err)
+		}
+	}
+}
+
+// TestTotalSeconds: the training time over a run and those it continued
+// is known only when every run recorded its own.
+func TestTotalSeconds(t *testing.T) {
+	for _, c := range []struct {
+		tr    *Training
+		total float64
+		ok    bool
+	}{
+		{nil, 0, false},
+		{&Training{Steps: 5, TargetSteps: 5}, 0, false},
+		{&Training{Steps: 5, TargetSteps: 5, Seconds: 12.5}, 12.5, true},
+		{&Training{Steps: 5, TargetSteps: 5, Seconds: 12.5, PriorSteps: 7}, 0, false},
+		{&Training{Steps: 5, TargetSteps: 5, Seconds: 12.5, PriorSteps: 7, PriorSeconds: 30}, 42.5, true},
+		{&Training{Imported: strings.Repeat("ab", 32)}, 0, false},
+	} {
+		if got, ok := c.tr.TotalSeconds(); got != c.total || ok != c.ok {
+			t.Errorf("%+v: %g %v, want %g %v", c.tr, got, ok, c.total, c.ok)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"time"
 
 	"github.com/memowm/memowm/internal/atomicfile"
 )
@@ -50,6 +51,9 @@ type ckptHeader struct {
 	Train       TrainConfig `json:"train"`
 	Fingerprint uint32      `json:"data_crc32c"`
 	Examples    int         `json:"examples"`
+	// Seconds is the wall-clock time the run had spent in training when
+	// the checkpoint was written (absent in checkpoints written before).
+	Seconds float64 `json:"seconds,omitempty"`
 	// EarlyStop is the early-stopping state (nil before a run's first
 	// evaluation with patience).
 	EarlyStop *ckptEarlyStop `json:"early_stop,omitempty"`
@@ -73,7 +77,7 @@ type ckptEarlyStop struct {
 func (t *Trainer) WriteCheckpoint(w io.Writer) error {
 	crc := crc32.New(crc32.MakeTable(crc32.Castagnoli))
 	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<20)
-	h := ckptHeader{Step: t.step, Train: t.tc, Fingerprint: t.fp, Examples: len(t.ex)}
+	h := ckptHeader{Step: t.step, Train: t.tc, Fingerprint: t.fp, Examples: len(t.ex), Seconds: t.Elapsed().Seconds()}
 	if t.es.has {
 		h.EarlyStop = &ckptEarlyStop{Step: t.es.step, Eval: t.es.ev, Ref: t.es.ref, Bad: t.es.bad, Stopped: t.es.stopped, NoRef: t.es.noRef}
 	}
@@ -135,6 +139,9 @@ type Checkpoint struct {
 	fp    uint32
 	m, v  []float32
 	es    *earlyStop // nil: none recorded
+	// Elapsed is the wall-clock time the run had spent in training (0 in
+	// checkpoints written before it was recorded).
+	Elapsed time.Duration
 }
 
 // ReadCheckpoint reads a checkpoint. Damaged input gives an error wrapping
@@ -193,7 +200,10 @@ func ReadCheckpoint(r io.Reader) (*Checkpoint, error) {
 	if n := binary.LittleEndian.Uint64(b[:8]); n != uint64(P) {
 		return nil, bad("%d optimizer moments for %d parameters", n, P)
 	}
-	ck := &Checkpoint{Model: m, Step: h.Step, Train: h.Train, fp: h.Fingerprint}
+	if !(h.Seconds >= 0 && h.Seconds < 1e12) {
+		return nil, bad("training time %g s", h.Seconds)
+	}
+	ck := &Checkpoint{Model: m, Step: h.Step, Train: h.Train, fp: h.Fingerprint, Elapsed: time.Duration(h.Seconds * float64(time.Second))}
 	ck.m, ck.v = make([]float32, P), make([]float32, P)
 	sections := [][]float32{ck.m, ck.v}
 	if e := h.EarlyStop; e != nil {
@@ -270,7 +280,7 @@ func (ck *Checkpoint) ResumeOn(data Corpus, steps, threads int) (*Trainer, error
 	if t.fp != ck.fp {
 		return nil, fmt.Errorf("%w: it was trained on other data (CRC-32C %08x, this data %08x)", ErrCheckpoint, ck.fp, t.fp)
 	}
-	t.step = ck.Step
+	t.step, t.elapsed = ck.Step, ck.Elapsed
 	t.opt.m, t.opt.v = ck.m, ck.v
 	if ck.es != nil {
 		t.es, t.keepES = *ck.es, true

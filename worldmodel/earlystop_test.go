@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memowm/memowm/internal/fuzzdamage"
 )
@@ -462,4 +463,47 @@ func FuzzReadCheckpointDamaged(f *testing.F) {
 			t.Fatalf("accepted early-stopping state %d of step %d with %d weights", ck.es.step, ck.Step, len(ck.es.w))
 		}
 	})
+}
+
+// TestElapsed: the time spent in Run is carried by checkpoints, so a resumed
+// run counts what it had spent before; a checkpoint with a negative time is
+// damage.
+func TestElapsed(t *testing.T) {
+	cfg, seqs, _, tc := earlyStopData()
+	m, _ := New(cfg, 1)
+	tr, err := NewTrainer(m, seqs, tc)
+	if err != nil || tr.Elapsed() != 0 {
+		t.Fatalf("%v, elapsed %v before Run", err, tr.Elapsed())
+	}
+	path := filepath.Join(t.TempDir(), "e.ckpt")
+	ctx, cancel := context.WithCancel(context.Background())
+	err = tr.Run(ctx, RunConfig{Checkpoint: path, Progress: func(p Progress) {
+		if p.Step == 3 {
+			cancel()
+		}
+	}})
+	cancel()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	spent := tr.Elapsed()
+	ck, err := LoadCheckpoint(path)
+	if err != nil || spent <= 0 || ck.Elapsed <= 0 || ck.Elapsed > spent {
+		t.Fatalf("%v: spent %v, the checkpoint says %v", err, spent, ck.Elapsed)
+	}
+	t2, err := ck.Resume(seqs, 0, 0)
+	if err != nil || t2.Elapsed() != ck.Elapsed {
+		t.Fatalf("%v: resumed with %v, the checkpoint says %v", err, t2.Elapsed(), ck.Elapsed)
+	}
+	if err := t2.Run(context.Background(), RunConfig{}); err != nil || t2.Elapsed() <= ck.Elapsed || t2.StepsDone() != tc.Steps {
+		t.Fatalf("%v: %v after the resumed run, %v before", err, t2.Elapsed(), ck.Elapsed)
+	}
+	t2.elapsed = -time.Second
+	var buf bytes.Buffer
+	if err := t2.WriteCheckpoint(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadCheckpoint(bytes.NewReader(buf.Bytes())); !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), "training time") {
+		t.Fatalf("a negative training time: %v", err)
+	}
 }

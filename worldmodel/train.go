@@ -30,6 +30,10 @@ type TrainConfig struct {
 	// and schedule). It is recorded, so that the bundle says how far its
 	// weights were trained in all, and changes nothing in the optimizer.
 	PriorSteps int `json:"prior_steps,omitempty"`
+	// PriorSeconds is the wall-clock time the earlier runs of PriorSteps
+	// took, when they all recorded it (0: not known). A record, like
+	// PriorSteps.
+	PriorSeconds float64 `json:"prior_seconds,omitempty"`
 	// Init records how the run's first weights were initialised: "" for
 	// New's fan-in draw, InitScaledResidual after ScaleResidualInit. Like
 	// PriorSteps it is a record (carried by checkpoints into the bundle)
@@ -102,6 +106,8 @@ func (tc *TrainConfig) validate(c *Config) error {
 		return bad("steps = %d, want >= 1", tc.Steps)
 	case tc.PriorSteps < 0:
 		return bad("prior steps = %d, want >= 0", tc.PriorSteps)
+	case !(tc.PriorSeconds >= 0 && tc.PriorSeconds < 1e12) || tc.PriorSeconds > 0 && tc.PriorSteps == 0:
+		return bad("prior time %g s for %d prior steps", tc.PriorSeconds, tc.PriorSteps)
 	case !KnownInit(tc.Init):
 		return bad("initialisation %q is not one this build knows (%q or %q)", tc.Init, "", InitScaledResidual)
 	case tc.Batch < 1 || tc.Batch > 4096:
@@ -152,6 +158,10 @@ type Trainer struct {
 	es  earlyStop
 	// keepES: es came from a checkpoint, and the next Run continues it.
 	keepES bool
+	// elapsed is the wall-clock time spent in Run before the current
+	// call (carried by checkpoints); runStart is when that call began.
+	elapsed  time.Duration
+	runStart time.Time
 }
 
 // StepStats describe one optimizer step.
@@ -235,6 +245,16 @@ func (t *Trainer) Model() *Model { return t.m }
 
 // StepsDone returns the number of optimizer steps taken.
 func (t *Trainer) StepsDone() int { return t.step }
+
+// Elapsed returns the wall-clock time this run has spent in Run so far
+// (steps, evaluations and checkpoints), over every Run call and across
+// checkpoints and resumes; PriorSeconds is not included.
+func (t *Trainer) Elapsed() time.Duration {
+	if t.runStart.IsZero() {
+		return t.elapsed
+	}
+	return t.elapsed + time.Since(t.runStart)
+}
 
 // Examples returns the number of training examples (transitions).
 func (t *Trainer) Examples() int { return len(t.ex) }
@@ -489,6 +509,11 @@ func (t *Trainer) Run(ctx context.Context, rc RunConfig) error {
 	if t.es.stopped {
 		return nil
 	}
+	t.runStart = time.Now()
+	defer func() {
+		t.elapsed += time.Since(t.runStart)
+		t.runStart = time.Time{}
+	}()
 	// A run that continues trained weights measures them first, so that
 	// it can never end holding weights worse than it started from: the
 	// fresh warm-up may well raise the loss before it lowers it. They are

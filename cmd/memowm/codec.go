@@ -661,7 +661,11 @@ func inspectBundle(path string, asJSON bool, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "world model   %s: %d layers, width %d, %d heads, MLP %d, window %d; %d parameters\n",
 		cfg.Preset, cfg.Layers, cfg.Width(), cfg.Heads, cfg.MLP, cfg.MaxHistory, cfg.NumParams())
 	fmt.Fprintf(stdout, "coding        profile %s, precision %d, policy %s\n", b.Profile, b.Precision, b.Policy)
-	fmt.Fprintf(stdout, "training      %s\n", b.Training)
+	fmt.Fprintf(stdout, "training      %s", b.Training)
+	if sec, ok := b.Training.TotalSeconds(); ok {
+		fmt.Fprintf(stdout, "; %s of training in all", trainTime(sec))
+	}
+	fmt.Fprintln(stdout)
 	if b.Reader != nil {
 		slots, dim := b.Reader.Shape()
 		fmt.Fprintf(stdout, "reader        %s, %d parameters, reads %dx%d states\n", b.Reader.Name(), b.Reader.NumParams(), slots, dim)

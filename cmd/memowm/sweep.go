@@ -150,6 +150,9 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		if p.Steps > 0 {
 			trained = fmt.Sprintf(", %d steps", p.Steps)
 		}
+		if p.TrainSeconds > 0 {
+			trained += fmt.Sprintf(", trained in %s", trainTime(p.TrainSeconds))
+		}
 		fmt.Fprintf(stdout, "  %-8s %12.0f parameters  R = %.1f  B = %s (%s)%s\n", p.Name, p.Params, p.Rate, humanBytes(int64(bench.SharedBits(p)/8)), b, trained)
 	}
 	if bench.SharedRule(sorted) == "weights" {
@@ -293,6 +296,7 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 		pt := bench.CurvePoint{Name: p, Params: float64(cfg.NumParams()), Rate: bits / float64(max(obs, 1)), BundleBytes: st.Size()}
 		if b.Training != nil {
 			pt.Steps, pt.LR, pt.Init = b.Training.TotalSteps(), b.Training.LR, b.Training.Init
+			pt.TrainSeconds, _ = b.Training.TotalSeconds()
 		}
 		pt.Dropout = cfg.Dropout
 		pts = append(pts, pt)
@@ -301,13 +305,17 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 		}
 	}
 	err := atomicfile.Write(filepath.Join(dir, "curve.csv"), func(w io.Writer) error {
-		fmt.Fprintln(w, "name,params,rate_bits_per_obs,bundle_bytes,steps,lr,init,dropout")
+		fmt.Fprintln(w, "name,params,rate_bits_per_obs,bundle_bytes,steps,lr,init,dropout,train_seconds")
 		for _, p := range pts {
 			lr := ""
 			if p.LR > 0 {
 				lr = strconv.FormatFloat(p.LR, 'g', -1, 64)
 			}
-			fmt.Fprintf(w, "%s,%.0f,%.4f,%d,%d,%s,%s,%s\n", p.Name, p.Params, p.Rate, p.BundleBytes, p.Steps, lr, p.Init, strconv.FormatFloat(p.Dropout, 'g', -1, 64))
+			secs := ""
+			if p.TrainSeconds > 0 {
+				secs = strconv.FormatFloat(p.TrainSeconds, 'f', 1, 64)
+			}
+			fmt.Fprintf(w, "%s,%.0f,%.4f,%d,%d,%s,%s,%s,%s\n", p.Name, p.Params, p.Rate, p.BundleBytes, p.Steps, lr, p.Init, strconv.FormatFloat(p.Dropout, 'g', -1, 64), secs)
 		}
 		return nil
 	})
@@ -541,13 +549,25 @@ func samePath(a, b string) bool {
 	return filepath.Clean(a) == filepath.Clean(b)
 }
 
+// trainTime writes a training time for people: 42.5 s, 7m3s, 4h5m0s.
+func trainTime(sec float64) string {
+	if sec < 60 {
+		return fmt.Sprintf("%.1f s", sec)
+	}
+	return time.Duration(sec * float64(time.Second)).Round(time.Second).String()
+}
+
 // recipe says at which peak rate (when the bundle records it) and dropout a
 // curve point was trained.
 func recipe(p bench.CurvePoint) string {
+	s := fmt.Sprintf("peak rate not recorded, dropout %g", p.Dropout)
 	if p.LR > 0 {
-		return fmt.Sprintf("peak rate %g, dropout %g", p.LR, p.Dropout)
+		s = fmt.Sprintf("peak rate %g, dropout %g", p.LR, p.Dropout)
 	}
-	return fmt.Sprintf("peak rate not recorded, dropout %g", p.Dropout)
+	if p.TrainSeconds > 0 {
+		s += fmt.Sprintf(", trained in %s in all", trainTime(p.TrainSeconds))
+	}
+	return s
 }
 
 // trainedSteps says how far a bundle's world model was trained.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ import (
 func TestSweepLR(t *testing.T) {
 	dir, traj, out, sweep := tinySweep(t)
 	if code, _, errs := sweep("--steps", "3", "--lr", "tiny=1e-3"); code != 0 || !strings.Contains(errs, "3 steps of batch 16, lr 0.001 ") ||
-		!strings.Contains(errs, "sweep: tiny: 168440 parameters, 3 steps, peak rate 0.001, dropout 0.1, bundle ") {
+		!regexp.MustCompile(`sweep: tiny: 168440 parameters, 3 steps, peak rate 0.001, dropout 0.1, trained in [0-9.]+ s in all, bundle `).MatchString(errs) {
 		t.Fatalf("sweep --lr tiny=1e-3: %d\n%s", code, errs)
 	}
 	tiny := filepath.Join(out, "tiny.mwb")
@@ -24,7 +25,7 @@ func TestSweepLR(t *testing.T) {
 	if err != nil || b.Training.LR != 1e-3 {
 		t.Fatalf("bundle: %v %+v", err, b.Training)
 	}
-	if c, err := os.ReadFile(filepath.Join(out, "curve.csv")); err != nil || !strings.HasSuffix(string(c), ",3,0.001,,0.1\n") {
+	if c, err := os.ReadFile(filepath.Join(out, "curve.csv")); err != nil || !regexp.MustCompile(`,3,0.001,,0.1,[0-9]+\.[0-9]\n$`).Match(c) {
 		t.Fatalf("curve.csv %q %v", c, err)
 	}
 	if code, _, errs := sweep("--steps", "3", "--lr", "1e-3"); code != 0 || !strings.Contains(errs, "sweep: reusing") {
@@ -89,14 +90,14 @@ func TestSweepLR(t *testing.T) {
 // configuration; a bundle trained with another is not reused.
 func TestSweepDropout(t *testing.T) {
 	_, _, out, sweep := tinySweep(t, "--steps", "2")
-	if code, _, errs := sweep("--dropout", "tiny=0"); code != 0 || !strings.Contains(errs, ", dropout 0, ") || !strings.Contains(errs, "2 steps, peak rate 0.003, dropout 0, bundle ") {
+	if code, _, errs := sweep("--dropout", "tiny=0"); code != 0 || !strings.Contains(errs, ", dropout 0, ") || !regexp.MustCompile(`2 steps, peak rate 0.003, dropout 0, trained in [0-9.]+ s in all, bundle `).MatchString(errs) {
 		t.Fatalf("sweep --dropout tiny=0: %d\n%s", code, errs)
 	}
 	tiny := filepath.Join(out, "tiny.mwb")
 	if b, err := model.Load(tiny); err != nil || b.Model.Config().Dropout != 0 {
 		t.Fatalf("bundle: %v", err)
 	}
-	if c, err := os.ReadFile(filepath.Join(out, "curve.csv")); err != nil || !strings.HasSuffix(string(c), ",2,0.003,,0\n") {
+	if c, err := os.ReadFile(filepath.Join(out, "curve.csv")); err != nil || !regexp.MustCompile(`,2,0.003,,0,[0-9]+\.[0-9]\n$`).Match(c) {
 		t.Fatalf("curve.csv %q %v", c, err)
 	}
 	if code, _, errs := sweep("--dropout", "0"); code != 0 || !strings.Contains(errs, "sweep: reusing") {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -102,6 +103,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	var start *worldmodel.Model
 	priorSteps := 0
 	initName := "" // the starting weights' initialisation, for the record
+	priorSeconds := 0.0
 	switch {
 	case *opqPath != "":
 		if q, err = opq.Load(*opqPath); err != nil {
@@ -117,6 +119,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			start = b.Model
 			// The run continues the bundle's training: its record says so.
 			priorSteps = b.Training.TotalSteps()
+			priorSeconds, _ = b.Training.TotalSeconds()
 			if b.Training != nil {
 				initName = b.Training.Init
 			}
@@ -201,7 +204,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 		tc := worldmodel.TrainConfig{Steps: *steps, Batch: *batch, LR: *lr, Warmup: *warmup, Clip: *clip,
-			Window: *window, NoActions: *noActions, NoCopy: *noCopy, Seed: *seed, Threads: *threads, PriorSteps: priorSteps, Init: initName}
+			Window: *window, NoActions: *noActions, NoCopy: *noCopy, Seed: *seed, Threads: *threads, PriorSteps: priorSteps, PriorSeconds: priorSeconds, Init: initName}
 		tc.WeightDecay = *wd
 		if *wd == 0 {
 			tc.WeightDecay = -1
@@ -295,7 +298,8 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	stop()
 	// The bundle records how far training went, so that an interrupted
 	// run's weights are never taken for a trained model.
-	training := &model.Training{Steps: tr.StepsDone(), TargetSteps: tc.Steps, Interrupted: runErr != nil, PriorSteps: tc.PriorSteps, Init: tc.Init, LR: tc.LR}
+	training := &model.Training{Steps: tr.StepsDone(), TargetSteps: tc.Steps, Interrupted: runErr != nil, PriorSteps: tc.PriorSteps, Init: tc.Init, LR: tc.LR,
+		Seconds: max(0.001, math.Round(tr.Elapsed().Seconds()*1000)/1000), PriorSeconds: tc.PriorSeconds}
 	stopped, bestStep, bestEval := tr.EarlyStop()
 	if runErr == nil && bestStep >= 0 && bestStep < tr.StepsDone() || stopped {
 		// The model holds the best evaluation's weights.

@@ -271,6 +271,9 @@ func TestFitContinuesTraining(t *testing.T) {
 		t.Fatal(errs)
 	}
 	b := func(n string) string { return filepath.Join(dir, n+".mwb") }
+	// Every run records its time, so the time over the runs a bundle
+	// continued is known, and it grows with each.
+	lastSeconds := 0.0
 	steps := func(path string) (prior, total int) {
 		t.Helper()
 		m, err := model.Load(path)
@@ -280,6 +283,11 @@ func TestFitContinuesTraining(t *testing.T) {
 		if err := m.CheckTrained(); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
+		sec, ok := m.Training.TotalSeconds()
+		if !ok || !(m.Training.Seconds > 0) || m.Training.PriorSteps > 0 && sec <= lastSeconds {
+			t.Fatalf("%s: %+v: training time %g %v, the bundle before %g", path, m.Training, sec, ok, lastSeconds)
+		}
+		lastSeconds = sec
 		return m.Training.PriorSteps, m.Training.TotalSteps()
 	}
 	fit := func(args ...string) (string, string) {
@@ -292,6 +300,7 @@ func TestFitContinuesTraining(t *testing.T) {
 		return out, errs
 	}
 	fit("--preset", "tiny", "--steps", "3", "--out", b("a"))
+	steps(b("a"))
 	out, errs := fit("--model", b("a"), "--steps", "2", "--out", b("b"))
 	if p, n := steps(b("b")); p != 3 || n != 5 || !strings.Contains(out, "trained 2 of 2 steps, after 3 steps of earlier runs (5 in all)") ||
 		!strings.Contains(errs, "the starting weights had 3 steps of earlier training") {
