@@ -48,7 +48,8 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	wd := fs.Float64("weight-decay", d.WeightDecay, "AdamW decoupled weight decay")
 	clip := fs.Float64("clip", d.Clip, "global gradient-norm cap (0: none)")
 	dropout := fs.Float64("dropout", -1, "dropout rate in training (-1: the preset's, 0.1)")
-	window := fs.Int("window", 0, "states per history (0: the model's 16; 1 is the no-history ablation)")
+	window := fs.Int("window", 0, "states per training history (0: the model's window); below the model's window it is an ablation, since the codec fills the model's window (--history sets that)")
+	history := fs.Int("history", 0, "the new model's window, the states of history it sees in training and in the codec (0: the preset's 16); sets up a fresh model: not with --resume, nor with --model unless --preset starts a new one")
 	noActions := fs.Bool("no-actions", false, "ablation: train and evaluate without actions")
 	noCopy := fs.Bool("no-copy", false, "ablation: close the copy gate")
 	priors := fs.Bool("priors", false, "start the output bias at the training codes' log marginals and the copy gate at their copy rate")
@@ -88,6 +89,12 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	}
 	presetSet := false
 	fs.Visit(func(f *flag.Flag) { presetSet = presetSet || f.Name == "preset" })
+	if *history != 0 && (*resume != "" || *bundlePath != "" && !presetSet) {
+		return usagef("--history sets up a fresh model: not with --resume, nor with --model unless --preset starts a new one")
+	}
+	if *history < 0 {
+		return usagef("--history %d: want a number of states >= 1, or 0 for the preset's", *history)
+	}
 	if *scaledInit && (*resume != "" || *bundlePath != "" && !presetSet) {
 		return usagef("--scaled-init sets up a fresh model's weights: not with --resume, nor with --model unless --preset starts a new one")
 	}
@@ -188,6 +195,9 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			if *dropout >= 0 {
 				cfg.Dropout = *dropout
 			}
+			if *history > 0 {
+				cfg.MaxHistory = *history
+			}
 			if start, err = worldmodel.New(cfg, *seed); err != nil {
 				return err
 			}
@@ -227,6 +237,10 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		cfg.Preset, cfg.NumParams(), tc.Steps, tc.Batch, tc.LR, tc.Warmup, tc.MinLR, tc.WeightDecay, tc.Clip, cfg.Dropout, tc.Window, tc.Seed)
 	if tc.PriorSteps > 0 {
 		logf("fit wm: the starting weights had %d steps of earlier training; the bundle will record %d more\n", tc.PriorSteps, tc.Steps)
+	}
+	if tc.Window < cfg.MaxHistory {
+		logf("fit wm: note: training on %d-state histories, but the model's window is %d states, which the codec fills: an ablation (--history %d gives a model whose window is %d)\n",
+			tc.Window, cfg.MaxHistory, tc.Window, tc.Window)
 	}
 
 	if *ckptEvery == 0 {

@@ -345,3 +345,41 @@ func TestFitContinuesTraining(t *testing.T) {
 		t.Fatal("the bundle that kept its starting weights holds other weights")
 	}
 }
+
+// TestFitHistory: --history sets the new model's window, which the codec
+// then uses (a memory file written with it verifies); it sets up a fresh
+// model only; --window below the model's window says it is an ablation.
+func TestFitHistory(t *testing.T) {
+	dir := t.TempDir()
+	traj := filepath.Join(dir, "t.arrow")
+	if code, _, errs := memowm(t, "sim", "--episodes", "6", "--steps", "12", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	b1, mem := filepath.Join(dir, "h1.mwb"), filepath.Join(dir, "h1.mwm")
+	code, _, errs := memowm(t, "fit", "--stage", "wm", "--in", traj, "--preset", "tiny", "--history", "1", "--steps", "3", "--out", b1)
+	if code != 0 || !strings.Contains(errs, ", window 1, seed 0") || strings.Contains(errs, "an ablation") {
+		t.Fatalf("fit --history 1: %d\n%s", code, errs)
+	}
+	b, err := model.Load(b1)
+	if err != nil || b.Model.Config().MaxHistory != 1 {
+		t.Fatalf("bundle: %v", err)
+	}
+	for _, c := range [][]string{{"encode", "--model", b1, "--in", traj, "--out", mem, "--quiet"}, {"verify", "--model", b1, mem}} {
+		if code, out, errs := memowm(t, c...); code != 0 {
+			t.Fatalf("%v: %d %s%s", c, code, out, errs)
+		}
+	}
+	if code, out, _ := memowm(t, "inspect", b1); code != 0 || !strings.Contains(out, "window 1;") {
+		t.Fatalf("inspect: %d %s", code, out)
+	}
+	for _, bad := range [][]string{{"--model", b1, "--history", "2"}, {"--resume", b1 + ".ckpt", "--history", "2"}, {"--preset", "tiny", "--history", "-1"}} {
+		a := append([]string{"fit", "--stage", "wm", "--in", traj, "--steps", "2", "--out", filepath.Join(dir, "x.mwb")}, bad...)
+		if code, _, errs := memowm(t, a...); code != 2 || !strings.Contains(errs, "--history") {
+			t.Errorf("%v: %d %s", bad, code, errs)
+		}
+	}
+	code, _, errs = memowm(t, "fit", "--stage", "wm", "--in", traj, "--preset", "tiny", "--window", "1", "--steps", "2", "--out", filepath.Join(dir, "w1.mwb"))
+	if code != 0 || !strings.Contains(errs, "training on 1-state histories, but the model's window is 16 states, which the codec fills: an ablation") {
+		t.Fatalf("--window 1: %d %s", code, errs)
+	}
+}
