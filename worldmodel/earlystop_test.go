@@ -219,25 +219,9 @@ func TestContinueKeepsStart(t *testing.T) {
 	// Interrupted before its first evaluation, or after it, and resumed:
 	// the same end.
 	for _, at := range []int{1, 4} {
-		path := filepath.Join(t.TempDir(), "cont.ckpt")
 		m2 := clone()
 		t2, _ := NewTrainer(m2, noise, cont)
-		ctx, cancel := context.WithCancel(context.Background())
-		irc := rc
-		irc.Checkpoint = path
-		irc.Progress = func(p Progress) {
-			if p.Step == at {
-				cancel()
-			}
-		}
-		if err := t2.Run(ctx, irc); !errors.Is(err, context.Canceled) {
-			t.Fatalf("interrupted at %d: %v", at, err)
-		}
-		cancel()
-		ck, err := LoadCheckpoint(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ck := interruptAt(t, t2, rc, at)
 		if ck.es == nil || ck.es.step != 0 || ck.es.ev != ev0 || ck.es.noRef != (at == 1) {
 			t.Fatalf("interrupted at %d: the checkpoint's early stopping: %+v", at, ck.es)
 		}
@@ -305,25 +289,9 @@ func TestResumeKeepsEarlyStop(t *testing.T) {
 	wantStopped, wantBest, wantEv := tr.EarlyStop()
 
 	for _, at := range []int{4, 7, 8} { // after the first evaluation, after the second, one step later
-		path := filepath.Join(t.TempDir(), "run.ckpt")
 		m2, _ := New(cfg, 1)
 		t2, _ := NewTrainer(m2, seqs, tc)
-		ctx, cancel := context.WithCancel(context.Background())
-		irc := rc
-		irc.Checkpoint = path
-		irc.Progress = func(p Progress) {
-			if p.Step == at {
-				cancel()
-			}
-		}
-		if err := t2.Run(ctx, irc); !errors.Is(err, context.Canceled) {
-			t.Fatalf("interrupted at %d: %v", at, err)
-		}
-		cancel()
-		ck, err := LoadCheckpoint(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		ck := interruptAt(t, t2, rc, at)
 		t3, err := ck.Resume(seqs, 0, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -412,6 +380,29 @@ func TestResumeKeepsEarlyStop(t *testing.T) {
 	if _, err := ReadCheckpoint(bytes.NewReader(b)); !errors.Is(err, ErrCheckpoint) || !strings.Contains(err.Error(), "version 1") {
 		t.Fatalf("version 1 with early stopping: %v", err)
 	}
+}
+
+// interruptAt runs tr under rc with a checkpoint, cancels it after step at
+// and returns the checkpoint it left.
+func interruptAt(t *testing.T, tr *Trainer, rc RunConfig, at int) *Checkpoint {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "run.ckpt")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rc.Checkpoint = path
+	rc.Progress = func(p Progress) {
+		if p.Step == at {
+			cancel()
+		}
+	}
+	if err := tr.Run(ctx, rc); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted at %d: %v", at, err)
+	}
+	ck, err := LoadCheckpoint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ck
 }
 
 // stoppedCheckpoint is a small trainer's checkpoint with early-stopping
