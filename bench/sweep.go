@@ -36,6 +36,9 @@ type CurvePoint struct {
 	// TrainSeconds is the wall-clock training time of the point's world
 	// model over all its runs (0: unknown), for the record.
 	TrainSeconds float64 `json:"train_seconds,omitempty"`
+	// History is the point's world-model window, the states of history it
+	// predicts from (0: unknown), for the record.
+	History int `json:"history,omitempty"`
 }
 
 // HorizonRow is the total storage per observation of every point at one
@@ -229,6 +232,16 @@ func ReadCurve(r io.Reader) ([]CurvePoint, error) {
 				return nil, fmt.Errorf("bench: curve line %d: train_seconds %g is not a duration", n+2, v)
 			}
 			pt.TrainSeconds = v
+		}
+		if _, ok := col["history"]; ok && strings.TrimSpace(row[col["history"]]) != "" {
+			v, err := num("history")
+			if err != nil {
+				return nil, err
+			}
+			if !(v >= 1 && v < 1<<20 && v == math.Trunc(v)) {
+				return nil, fmt.Errorf("bench: curve line %d: history %g is not a number of states", n+2, v)
+			}
+			pt.History = int(v)
 		}
 		pts = append(pts, pt)
 	}

@@ -93,13 +93,14 @@ func TestCurveCSV(t *testing.T) {
 	if err != nil || pts[0].LR != 2e-3 || pts[0].Init != "" || pts[1].LR != 1e-3 || pts[1].Init != "scaled-residual" || pts[0].Dropout != 0.1 || pts[1].Dropout != 0 {
 		t.Fatalf("lr and init: %+v %v", pts, err)
 	}
-	pts, err = ReadCurve(strings.NewReader("name,params,rate_bits_per_obs,train_seconds\nsmall,1e5,100,3012.5\nbase,1e6,90,\n"))
-	if err != nil || pts[0].TrainSeconds != 3012.5 || pts[1].TrainSeconds != 0 {
-		t.Fatalf("train_seconds: %+v %v", pts, err)
+	pts, err = ReadCurve(strings.NewReader("name,params,rate_bits_per_obs,train_seconds,history\nsmall,1e5,100,3012.5,1\nbase,1e6,90,,\n"))
+	if err != nil || pts[0].TrainSeconds != 3012.5 || pts[1].TrainSeconds != 0 || pts[0].History != 1 || pts[1].History != 0 {
+		t.Fatalf("train_seconds and history: %+v %v", pts, err)
 	}
 	for _, bad := range []string{"", "name,params,rate_bits_per_obs,train_seconds\nx,1,1,-3\n", "name,params,rate_bits_per_obs,train_seconds\nx,1,1,NaN\n", "name,params,rate_bits_per_obs,steps\nx,1,1,-1\n", "name,params,rate_bits_per_obs,steps\nx,1,1,1.5\n", "name,params\nx,1\n", "name,params,rate_bits_per_obs\nx,one,1\n",
 		"name,params,rate_bits_per_obs,bundle_bytes\nx,1,1,-5\n", "name,params,rate_bits_per_obs,bundle_bytes\nx,1,1,2.5\n",
-		"name,params,rate_bits_per_obs,lr\nx,1,1,0\n", "name,params,rate_bits_per_obs,lr\nx,1,1,3\n", "name,params,rate_bits_per_obs,lr\nx,1,1,fast\n", "name,params,rate_bits_per_obs,dropout\nx,1,1,1\n"} {
+		"name,params,rate_bits_per_obs,lr\nx,1,1,0\n", "name,params,rate_bits_per_obs,lr\nx,1,1,3\n", "name,params,rate_bits_per_obs,lr\nx,1,1,fast\n", "name,params,rate_bits_per_obs,dropout\nx,1,1,1\n",
+		"name,params,rate_bits_per_obs,history\nx,1,1,0\n", "name,params,rate_bits_per_obs,history\nx,1,1,1.5\n"} {
 		if _, err := ReadCurve(strings.NewReader(bad)); err == nil {
 			t.Errorf("curve %q was accepted", bad)
 		}

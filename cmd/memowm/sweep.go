@@ -45,6 +45,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	opqPath := fs.String("opq", "", "quantizer shared by every preset (default: fit one on TRAIN)")
 	lrFlag := fs.String("lr", "", "peak learning rate of each fresh training: one RATE for every preset, or per preset as base=1e-3 (a preset not named takes its own; default: every preset its own); a bundle or checkpoint in DIR trained at another rate is not reused")
 	dropFlag := fs.String("dropout", "", "training dropout of each fresh training: one RATE for every preset, or per preset as base=0 (a preset not named takes its own, 0.1); a bundle or checkpoint in DIR with another is not reused")
+	history := fs.Int("history", 0, "the window of every fresh training's model, in states of history (fit's --history; 0: each preset's 16); a bundle or checkpoint in DIR with another window is not reused")
 	scaledInit := fs.Bool("scaled-init", false, "start every preset's training from fit's --scaled-init (residual projections at 1/sqrt(2 x layers)); a bundle in DIR must have started the same way to be reused")
 	ckptEvery := fs.Int("checkpoint-every", 0, "write each training's checkpoint every N steps (0: fit's default, a tenth of its steps)")
 	curve := fs.String("curve", "", "analyse this capacity curve instead of training")
@@ -66,8 +67,11 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if *patience < 0 || *evalEvery < 0 || *ckptEvery < 0 {
 		return usagef("--patience, --eval-every and --checkpoint-every must not be negative")
 	}
-	if *curve != "" && (*scaledInit || *ckptEvery != 0 || *lrFlag != "" || *dropFlag != "") {
-		return usagef("--lr, --dropout, --scaled-init and --checkpoint-every set up training; --curve trains nothing")
+	if *curve != "" && (*scaledInit || *ckptEvery != 0 || *lrFlag != "" || *dropFlag != "" || *history != 0) {
+		return usagef("--lr, --dropout, --history, --scaled-init and --checkpoint-every set up training; --curve trains nothing")
+	}
+	if *history < 0 {
+		return usagef("--history %d: want a number of states >= 1, or 0 for each preset's", *history)
 	}
 	initName := ""
 	if *scaledInit {
@@ -106,7 +110,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-	} else if pts, err = measureCurve(sweepRun{train: *train, eval: *eval, valid: *valid, presets: names, steps: perPreset, patience: *patience, evalEvery: *evalEvery, ckptEvery: *ckptEvery, init: initName, lr: rates, dropout: drops, opq: *opqPath, dir: *out}, *quiet, stderr); err != nil {
+	} else if pts, err = measureCurve(sweepRun{train: *train, eval: *eval, valid: *valid, presets: names, steps: perPreset, patience: *patience, evalEvery: *evalEvery, ckptEvery: *ckptEvery, init: initName, lr: rates, dropout: drops, history: *history, opq: *opqPath, dir: *out}, *quiet, stderr); err != nil {
 		return err
 	}
 	sorted, rows, be, err := bench.Analyze(pts, bench.DefaultHorizons())
@@ -194,6 +198,7 @@ type sweepRun struct {
 	init               string             // the initialisation of fresh trainings (worldmodel.InitScaledResidual or "")
 	lr                 map[string]float64 // peak learning rates asked per preset (absent: the preset's)
 	dropout            map[string]float64 // dropout rates asked per preset (absent: the preset's)
+	history            int                // the window asked of every preset (0: the preset's)
 	opq, dir           string
 }
 
@@ -221,7 +226,7 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 		if !ok {
 			drop = -1
 		}
-		plan, err := planPreset(path, p, steps, presetAsk{init: r.init, lr: r.lr[p], dropout: drop})
+		plan, err := planPreset(path, p, steps, presetAsk{init: r.init, lr: r.lr[p], dropout: drop, history: r.history})
 		if err != nil {
 			return nil, err
 		}
@@ -257,6 +262,9 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 			}
 			if plan.ckpt == "" && drop >= 0 {
 				args = append(args, "--dropout", fmt.Sprint(drop))
+			}
+			if plan.ckpt == "" && r.history > 0 {
+				args = append(args, "--history", fmt.Sprint(r.history))
 			}
 			if plan.ckpt != "" {
 				args = append(args, "--resume", plan.ckpt)
@@ -298,14 +306,14 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 			pt.Steps, pt.LR, pt.Init = b.Training.TotalSteps(), b.Training.LR, b.Training.Init
 			pt.TrainSeconds, _ = b.Training.TotalSeconds()
 		}
-		pt.Dropout = cfg.Dropout
+		pt.Dropout, pt.History = cfg.Dropout, cfg.MaxHistory
 		pts = append(pts, pt)
 		if !quiet {
 			fmt.Fprintf(stderr, "sweep: %s: %.0f parameters, %s, %s, bundle %s, R = %.1f bits/obs on %s\n", p, pt.Params, trainedSteps(b.Training), recipe(pt), humanBytes(pt.BundleBytes), pt.Rate, eval)
 		}
 	}
 	err := atomicfile.Write(filepath.Join(dir, "curve.csv"), func(w io.Writer) error {
-		fmt.Fprintln(w, "name,params,rate_bits_per_obs,bundle_bytes,steps,lr,init,dropout,train_seconds")
+		fmt.Fprintln(w, "name,params,rate_bits_per_obs,bundle_bytes,steps,lr,init,dropout,train_seconds,history")
 		for _, p := range pts {
 			lr := ""
 			if p.LR > 0 {
@@ -315,7 +323,7 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 			if p.TrainSeconds > 0 {
 				secs = strconv.FormatFloat(p.TrainSeconds, 'f', 1, 64)
 			}
-			fmt.Fprintf(w, "%s,%.0f,%.4f,%d,%d,%s,%s,%s,%s\n", p.Name, p.Params, p.Rate, p.BundleBytes, p.Steps, lr, p.Init, strconv.FormatFloat(p.Dropout, 'g', -1, 64), secs)
+			fmt.Fprintf(w, "%s,%.0f,%.4f,%d,%d,%s,%s,%s,%s,%d\n", p.Name, p.Params, p.Rate, p.BundleBytes, p.Steps, lr, p.Init, strconv.FormatFloat(p.Dropout, 'g', -1, 64), secs, p.History)
 		}
 		return nil
 	})
@@ -420,11 +428,12 @@ func openCodesWith(q *opq.Quantizer, whose, path string) (*trajectory.Reader, er
 }
 
 // presetAsk is how the sweep asks a preset to be trained: its
-// initialisation, peak learning rate (0: the preset's) and dropout (< 0: the
-// preset's).
+// initialisation, peak learning rate (0: the preset's), dropout (< 0: the
+// preset's) and window in states (0: the preset's).
 type presetAsk struct {
 	init        string
 	lr, dropout float64
+	history     int
 }
 
 // presetPlan is what a sweep does for one preset whose bundle is path.
@@ -451,13 +460,16 @@ type presetPlan struct {
 // training to replace.
 func planPreset(path, preset string, steps int, ask presetAsk) (presetPlan, error) {
 	var plan presetPlan
-	init, lr, dropout := ask.init, ask.lr, ask.dropout
+	init, lr, dropout, history := ask.init, ask.lr, ask.dropout, ask.history
 	if cfg, err := worldmodel.Preset(preset); err == nil {
 		if lr == 0 {
 			lr = cfg.DefaultLR()
 		}
 		if dropout < 0 {
 			dropout = cfg.Dropout
+		}
+		if history == 0 {
+			history = cfg.MaxHistory
 		}
 	}
 	var b *model.Bundle
@@ -473,6 +485,9 @@ func planPreset(path, preset string, steps int, ask presetAsk) (presetPlan, erro
 		}
 		if d := b.Model.Config().Dropout; d != dropout {
 			return plan, fmt.Errorf("%s was trained with dropout %g; the sweep asks %g: move it away, use another --out, or ask --dropout %s=%g", path, d, dropout, preset, d)
+		}
+		if h := b.Model.Config().MaxHistory; history > 0 && h != history {
+			return plan, fmt.Errorf("%s has a window of %d states; the sweep asks %d: move it away, use another --out, or ask --history %d", path, h, history, h)
 		}
 		if b.Training != nil && b.Training.Init != init {
 			return plan, fmt.Errorf("%s started from %s; the sweep asks %s: move it away or use another --out", path, initDesc(b.Training.Init), initDesc(init))
@@ -518,6 +533,9 @@ func planPreset(path, preset string, steps int, ask presetAsk) (presetPlan, erro
 		if d := c.Model.Config().Dropout; d != dropout {
 			return plan, fmt.Errorf("%s is a checkpoint of a run with dropout %g; the sweep asks %g: move it away", ck, d, dropout)
 		}
+		if h := c.Model.Config().MaxHistory; history > 0 && h != history {
+			return plan, fmt.Errorf("%s is a checkpoint of a model with a window of %d states; the sweep asks %d: move it away", ck, h, history)
+		}
 		if c.Train.PriorSteps == 0 && c.Train.LR != lr {
 			return plan, fmt.Errorf("%s is a checkpoint of a run at peak learning rate %g; the sweep asks %g: move it away", ck, c.Train.LR, lr)
 		}
@@ -557,12 +575,15 @@ func trainTime(sec float64) string {
 	return time.Duration(sec * float64(time.Second)).Round(time.Second).String()
 }
 
-// recipe says at which peak rate (when the bundle records it) and dropout a
-// curve point was trained.
+// recipe says at which peak rate (when the bundle records it), dropout and
+// window a curve point was trained.
 func recipe(p bench.CurvePoint) string {
 	s := fmt.Sprintf("peak rate not recorded, dropout %g", p.Dropout)
 	if p.LR > 0 {
 		s = fmt.Sprintf("peak rate %g, dropout %g", p.LR, p.Dropout)
+	}
+	if p.History > 0 {
+		s += fmt.Sprintf(", window %d", p.History)
 	}
 	if p.TrainSeconds > 0 {
 		s += fmt.Sprintf(", trained in %s in all", trainTime(p.TrainSeconds))

@@ -17,7 +17,7 @@ import (
 func TestSweepLR(t *testing.T) {
 	dir, traj, out, sweep := tinySweep(t)
 	if code, _, errs := sweep("--steps", "3", "--lr", "tiny=1e-3"); code != 0 || !strings.Contains(errs, "3 steps of batch 16, lr 0.001 ") ||
-		!regexp.MustCompile(`sweep: tiny: 168440 parameters, 3 steps, peak rate 0.001, dropout 0.1, trained in [0-9.]+ s in all, bundle `).MatchString(errs) {
+		!regexp.MustCompile(`sweep: tiny: 168440 parameters, 3 steps, peak rate 0.001, dropout 0.1, window 16, trained in [0-9.]+ s in all, bundle `).MatchString(errs) {
 		t.Fatalf("sweep --lr tiny=1e-3: %d\n%s", code, errs)
 	}
 	tiny := filepath.Join(out, "tiny.mwb")
@@ -25,7 +25,7 @@ func TestSweepLR(t *testing.T) {
 	if err != nil || b.Training.LR != 1e-3 {
 		t.Fatalf("bundle: %v %+v", err, b.Training)
 	}
-	if c, err := os.ReadFile(filepath.Join(out, "curve.csv")); err != nil || !regexp.MustCompile(`,3,0.001,,0.1,[0-9]+\.[0-9]\n$`).Match(c) {
+	if c, err := os.ReadFile(filepath.Join(out, "curve.csv")); err != nil || !regexp.MustCompile(`,3,0.001,,0.1,[0-9]+\.[0-9],16\n$`).Match(c) {
 		t.Fatalf("curve.csv %q %v", c, err)
 	}
 	if code, _, errs := sweep("--steps", "3", "--lr", "1e-3"); code != 0 || !strings.Contains(errs, "sweep: reusing") {
@@ -90,14 +90,14 @@ func TestSweepLR(t *testing.T) {
 // configuration; a bundle trained with another is not reused.
 func TestSweepDropout(t *testing.T) {
 	_, _, out, sweep := tinySweep(t, "--steps", "2")
-	if code, _, errs := sweep("--dropout", "tiny=0"); code != 0 || !strings.Contains(errs, ", dropout 0, ") || !regexp.MustCompile(`2 steps, peak rate 0.003, dropout 0, trained in [0-9.]+ s in all, bundle `).MatchString(errs) {
+	if code, _, errs := sweep("--dropout", "tiny=0"); code != 0 || !strings.Contains(errs, ", dropout 0, ") || !regexp.MustCompile(`2 steps, peak rate 0.003, dropout 0, window 16, trained in [0-9.]+ s in all, bundle `).MatchString(errs) {
 		t.Fatalf("sweep --dropout tiny=0: %d\n%s", code, errs)
 	}
 	tiny := filepath.Join(out, "tiny.mwb")
 	if b, err := model.Load(tiny); err != nil || b.Model.Config().Dropout != 0 {
 		t.Fatalf("bundle: %v", err)
 	}
-	if c, err := os.ReadFile(filepath.Join(out, "curve.csv")); err != nil || !regexp.MustCompile(`,2,0.003,,0,[0-9]+\.[0-9]\n$`).Match(c) {
+	if c, err := os.ReadFile(filepath.Join(out, "curve.csv")); err != nil || !regexp.MustCompile(`,2,0.003,,0,[0-9]+\.[0-9],16\n$`).Match(c) {
 		t.Fatalf("curve.csv %q %v", c, err)
 	}
 	if code, _, errs := sweep("--dropout", "0"); code != 0 || !strings.Contains(errs, "sweep: reusing") {
@@ -114,6 +114,57 @@ func TestSweepDropout(t *testing.T) {
 		if code, _, errs := sweep("--dropout", c.d); code != 2 || !strings.Contains(errs, c.want) {
 			t.Errorf("--dropout %s: %d %s (want %q)", c.d, code, errs, c.want)
 		}
+	}
+}
+
+// TestSweepHistory: --history reaches each fresh training and the
+// bundle's window; a bundle or checkpoint with another window is not
+// reused, and the sweep never changes what it refuses.
+func TestSweepHistory(t *testing.T) {
+	dir, traj, out, sweep := tinySweep(t, "--steps", "2")
+	if code, _, errs := sweep("--history", "1"); code != 0 || !regexp.MustCompile(`2 steps, peak rate 0.003, dropout 0.1, window 1, trained in [0-9.]+ s in all, bundle `).MatchString(errs) {
+		t.Fatalf("sweep --history 1: %d\n%s", code, errs)
+	}
+	tiny := filepath.Join(out, "tiny.mwb")
+	b, err := model.Load(tiny)
+	if err != nil || b.Model.Config().MaxHistory != 1 {
+		t.Fatalf("bundle: %v", err)
+	}
+	if c, err := os.ReadFile(filepath.Join(out, "curve.csv")); err != nil || !regexp.MustCompile(`,2,0.003,,0.1,[0-9]+\.[0-9],1\n$`).Match(c) {
+		t.Fatalf("curve.csv %q %v", c, err)
+	}
+	if code, _, errs := sweep("--history", "1"); code != 0 || !strings.Contains(errs, "sweep: reusing") {
+		t.Fatalf("the same window again: %d\n%s", code, errs)
+	}
+	before, err := os.ReadFile(tiny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := sweep(); code != 1 || !strings.Contains(errs, "has a window of 1 states; the sweep asks 16") || !strings.Contains(errs, "--history 1") {
+		t.Fatalf("the preset's window over a one-state bundle: %d\n%s", code, errs)
+	}
+	if after, err := os.ReadFile(tiny); err != nil || string(after) != string(before) {
+		t.Fatalf("the sweep changed a bundle it refused (%v)", err)
+	}
+	// A checkpoint of a one-state run is not resumed by a sweep that asks
+	// the preset's window.
+	p := tinyCheckpointIn(t, filepath.Join(dir, "p"), traj, filepath.Join(out, "shared.opq"), "--history", "1")
+	code, _, errs := memowm(t, "sweep", "--train", traj, "--eval", traj, "--opq", filepath.Join(out, "shared.opq"), "--presets", "tiny", "--steps", "4", "--out", p)
+	if code != 1 || !strings.Contains(errs, "is a checkpoint of a model with a window of 1 states; the sweep asks 16") {
+		t.Fatalf("the preset's window over a one-state checkpoint: %d\n%s", code, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--history", "-1"}, "--history -1: want a number of states >= 1"},
+	} {
+		if code, _, errs := sweep(c.args...); code != 2 || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: %d %s (want %q)", c.args, code, errs, c.want)
+		}
+	}
+	if code, _, errs := memowm(t, "sweep", "--curve", "c.csv", "--history", "1", "--out", filepath.Join(dir, "d")); code != 2 || !strings.Contains(errs, "--curve trains nothing") {
+		t.Errorf("--curve with --history: %d %s", code, errs)
 	}
 }
 

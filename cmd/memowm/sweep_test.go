@@ -44,8 +44,8 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "b", "curve.csv")); err != nil || !strings.HasPrefix(string(b), "name,params,rate_bits_per_obs,bundle_bytes,steps,lr,init,dropout,train_seconds\ntiny,168440,") ||
-		!regexp.MustCompile(fmt.Sprintf(`,%d,2,0.003,,0.1,[0-9]+\.[0-9]\n$`, st.Size())).Match(b) {
+	if b, err := os.ReadFile(filepath.Join(dir, "b", "curve.csv")); err != nil || !strings.HasPrefix(string(b), "name,params,rate_bits_per_obs,bundle_bytes,steps,lr,init,dropout,train_seconds,history\ntiny,168440,") ||
+		!regexp.MustCompile(fmt.Sprintf(`,%d,2,0.003,,0.1,[0-9]+\.[0-9],16\n$`, st.Size())).Match(b) {
 		t.Fatalf("curve.csv %q %v (bundle %d bytes)", b, err, st.Size())
 	}
 	if !strings.Contains(out, "B = "+humanBytes(st.Size())+" (the bundle: quantizer, FP32 weights, policy)") || strings.Contains(out, "no bundle sizes") {
