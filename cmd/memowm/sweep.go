@@ -487,7 +487,7 @@ func planPreset(path, preset string, steps int, ask presetAsk) (presetPlan, erro
 			return plan, fmt.Errorf("%s was trained with dropout %g; the sweep asks %g: move it away, use another --out, or ask --dropout %s=%g", path, d, dropout, preset, d)
 		}
 		if h := b.Model.Config().MaxHistory; history > 0 && h != history {
-			return plan, fmt.Errorf("%s has a window of %d states; the sweep asks %d: move it away, use another --out, or ask --history %d", path, h, history, h)
+			return plan, fmt.Errorf("%s has a %d-state window; the sweep asks %d states: move it away, use another --out, or ask --history %d", path, h, history, h)
 		}
 		if b.Training != nil && b.Training.Init != init {
 			return plan, fmt.Errorf("%s started from %s; the sweep asks %s: move it away or use another --out", path, initDesc(b.Training.Init), initDesc(init))
@@ -534,7 +534,7 @@ func planPreset(path, preset string, steps int, ask presetAsk) (presetPlan, erro
 			return plan, fmt.Errorf("%s is a checkpoint of a run with dropout %g; the sweep asks %g: move it away", ck, d, dropout)
 		}
 		if h := c.Model.Config().MaxHistory; history > 0 && h != history {
-			return plan, fmt.Errorf("%s is a checkpoint of a model with a window of %d states; the sweep asks %d: move it away", ck, h, history)
+			return plan, fmt.Errorf("%s is a checkpoint of a model with a %d-state window; the sweep asks %d states: move it away", ck, h, history)
 		}
 		if c.Train.PriorSteps == 0 && c.Train.LR != lr {
 			return plan, fmt.Errorf("%s is a checkpoint of a run at peak learning rate %g; the sweep asks %g: move it away", ck, c.Train.LR, lr)

@@ -140,7 +140,7 @@ func TestSweepHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, _, errs := sweep(); code != 1 || !strings.Contains(errs, "has a window of 1 states; the sweep asks 16") || !strings.Contains(errs, "--history 1") {
+	if code, _, errs := sweep(); code != 1 || !strings.Contains(errs, "has a 1-state window; the sweep asks 16 states") || !strings.Contains(errs, "--history 1") {
 		t.Fatalf("the preset's window over a one-state bundle: %d\n%s", code, errs)
 	}
 	if after, err := os.ReadFile(tiny); err != nil || string(after) != string(before) {
@@ -150,7 +150,7 @@ func TestSweepHistory(t *testing.T) {
 	// the preset's window.
 	p := tinyCheckpointIn(t, filepath.Join(dir, "p"), traj, filepath.Join(out, "shared.opq"), "--history", "1")
 	code, _, errs := memowm(t, "sweep", "--train", traj, "--eval", traj, "--opq", filepath.Join(out, "shared.opq"), "--presets", "tiny", "--steps", "4", "--out", p)
-	if code != 1 || !strings.Contains(errs, "is a checkpoint of a model with a window of 1 states; the sweep asks 16") {
+	if code != 1 || !strings.Contains(errs, "is a checkpoint of a model with a 1-state window; the sweep asks 16 states") {
 		t.Fatalf("the preset's window over a one-state checkpoint: %d\n%s", code, errs)
 	}
 	for _, c := range []struct {
