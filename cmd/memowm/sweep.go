@@ -323,7 +323,11 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 			if p.TrainSeconds > 0 {
 				secs = strconv.FormatFloat(p.TrainSeconds, 'f', 1, 64)
 			}
-			fmt.Fprintf(w, "%s,%.0f,%.4f,%d,%d,%s,%s,%s,%s,%d\n", p.Name, p.Params, p.Rate, p.BundleBytes, p.Steps, lr, p.Init, strconv.FormatFloat(p.Dropout, 'g', -1, 64), secs, p.History)
+			hist := ""
+			if p.History > 0 {
+				hist = strconv.Itoa(p.History)
+			}
+			fmt.Fprintf(w, "%s,%.0f,%.4f,%d,%d,%s,%s,%s,%s,%s\n", p.Name, p.Params, p.Rate, p.BundleBytes, p.Steps, lr, p.Init, strconv.FormatFloat(p.Dropout, 'g', -1, 64), secs, hist)
 		}
 		return nil
 	})
