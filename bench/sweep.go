@@ -190,59 +190,47 @@ func ReadCurve(r io.Reader) ([]CurvePoint, error) {
 			}
 			pt.BundleBytes = int64(b)
 		}
-		if _, ok := col["steps"]; ok && strings.TrimSpace(row[col["steps"]]) != "" {
-			v, err := num("steps")
+		// opt reads an optional column: 0 when absent or empty, an error
+		// when its value fails valid (NaN fails every bound).
+		opt := func(c, what string, valid func(float64) bool) (float64, error) {
+			i, ok := col[c]
+			if !ok || strings.TrimSpace(row[i]) == "" {
+				return 0, nil
+			}
+			v, err := num(c)
 			if err != nil {
-				return nil, err
+				return 0, err
 			}
-			if !(v >= 0 && v < 1<<40 && v == math.Trunc(v)) {
-				return nil, fmt.Errorf("bench: curve line %d: steps %g is not a step count", n+2, v)
+			if !valid(v) {
+				return 0, fmt.Errorf("bench: curve line %d: %s %g is not %s", n+2, c, v, what)
 			}
-			pt.Steps = int(v)
+			return v, nil
 		}
-		if _, ok := col["lr"]; ok && strings.TrimSpace(row[col["lr"]]) != "" {
-			v, err := num("lr")
-			if err != nil {
-				return nil, err
-			}
-			if !(v > 0 && v < 1) {
-				return nil, fmt.Errorf("bench: curve line %d: lr %g is not a learning rate", n+2, v)
-			}
-			pt.LR = v
+		whole := func(lim float64) func(float64) bool {
+			return func(v float64) bool { return v >= 0 && v < lim && v == math.Trunc(v) }
 		}
-		if _, ok := col["dropout"]; ok && strings.TrimSpace(row[col["dropout"]]) != "" {
-			v, err := num("dropout")
-			if err != nil {
-				return nil, err
-			}
-			if !(v >= 0 && v < 1) {
-				return nil, fmt.Errorf("bench: curve line %d: dropout %g is not a dropout rate", n+2, v)
-			}
-			pt.Dropout = v
+		steps, err := opt("steps", "a step count", whole(1<<40))
+		if err != nil {
+			return nil, err
+		}
+		pt.Steps = int(steps)
+		if pt.LR, err = opt("lr", "a learning rate", func(v float64) bool { return v > 0 && v < 1 }); err != nil {
+			return nil, err
+		}
+		if pt.Dropout, err = opt("dropout", "a dropout rate", func(v float64) bool { return v >= 0 && v < 1 }); err != nil {
+			return nil, err
 		}
 		if _, ok := col["init"]; ok {
 			pt.Init = strings.TrimSpace(row[col["init"]])
 		}
-		if _, ok := col["train_seconds"]; ok && strings.TrimSpace(row[col["train_seconds"]]) != "" {
-			v, err := num("train_seconds")
-			if err != nil {
-				return nil, err
-			}
-			if !(v >= 0 && v < 1e12) {
-				return nil, fmt.Errorf("bench: curve line %d: train_seconds %g is not a duration", n+2, v)
-			}
-			pt.TrainSeconds = v
+		if pt.TrainSeconds, err = opt("train_seconds", "a duration", func(v float64) bool { return v >= 0 && v < 1e12 }); err != nil {
+			return nil, err
 		}
-		if _, ok := col["history"]; ok && strings.TrimSpace(row[col["history"]]) != "" {
-			v, err := num("history")
-			if err != nil {
-				return nil, err
-			}
-			if !(v >= 1 && v < 1<<20 && v == math.Trunc(v)) {
-				return nil, fmt.Errorf("bench: curve line %d: history %g is not a number of states", n+2, v)
-			}
-			pt.History = int(v)
+		history, err := opt("history", "a number of states", func(v float64) bool { return v >= 1 && whole(1<<20)(v) })
+		if err != nil {
+			return nil, err
 		}
+		pt.History = int(history)
 		pts = append(pts, pt)
 	}
 	return pts, nil
