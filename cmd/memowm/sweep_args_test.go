@@ -64,8 +64,7 @@ func TestSweepLR(t *testing.T) {
 		t.Fatalf("continued bundle: %v %+v", err, b.Training)
 	}
 	// A checkpoint of a run at another rate is not resumed.
-	p := tinyCheckpointIn(t, filepath.Join(dir, "p"), traj, filepath.Join(out, "shared.opq"), "--lr", "2e-3")
-	code, _, errs := memowm(t, "sweep", "--train", traj, "--eval", traj, "--opq", filepath.Join(out, "shared.opq"), "--presets", "tiny", "--steps", "4", "--out", p)
+	code, errs := sweepOnCheckpoint(t, dir, traj, out, []string{"--lr", "2e-3"})
 	if code != 1 || !strings.Contains(errs, "is a checkpoint of a run at peak learning rate 0.002; the sweep asks 0.003") {
 		t.Fatalf("the preset's rate over a 2e-3 checkpoint: %d\n%s", code, errs)
 	}
@@ -148,20 +147,12 @@ func TestSweepHistory(t *testing.T) {
 	}
 	// A checkpoint of a one-state run is not resumed by a sweep that asks
 	// the preset's window.
-	p := tinyCheckpointIn(t, filepath.Join(dir, "p"), traj, filepath.Join(out, "shared.opq"), "--history", "1")
-	code, _, errs := memowm(t, "sweep", "--train", traj, "--eval", traj, "--opq", filepath.Join(out, "shared.opq"), "--presets", "tiny", "--steps", "4", "--out", p)
+	code, errs := sweepOnCheckpoint(t, dir, traj, out, []string{"--history", "1"})
 	if code != 1 || !strings.Contains(errs, "is a checkpoint of a model with a 1-state window; the sweep asks 16 states") {
 		t.Fatalf("the preset's window over a one-state checkpoint: %d\n%s", code, errs)
 	}
-	for _, c := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--history", "-1"}, "--history -1: want a number of states >= 1"},
-	} {
-		if code, _, errs := sweep(c.args...); code != 2 || !strings.Contains(errs, c.want) {
-			t.Errorf("%v: %d %s (want %q)", c.args, code, errs, c.want)
-		}
+	if code, _, errs := sweep("--history", "-1"); code != 2 || !strings.Contains(errs, "--history -1: want a number of states >= 1") {
+		t.Errorf("--history -1: %d %s", code, errs)
 	}
 	if code, _, errs := memowm(t, "sweep", "--curve", "c.csv", "--history", "1", "--out", filepath.Join(dir, "d")); code != 2 || !strings.Contains(errs, "--curve trains nothing") {
 		t.Errorf("--curve with --history: %d %s", code, errs)
@@ -200,6 +191,19 @@ func tinyCheckpointIn(t *testing.T, p, traj, q string, extra ...string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// sweepOnCheckpoint leaves in dir/p the checkpoint of a 2-step tiny
+// training with fit's flags fit (tinyCheckpointIn, through the quantizer
+// of the sweep in out) and runs a 4-step sweep of tiny on traj into dir/p
+// with flags, returning its status and stderr.
+func sweepOnCheckpoint(t *testing.T, dir, traj, out string, fit []string, flags ...string) (int, string) {
+	t.Helper()
+	q := filepath.Join(out, "shared.opq")
+	p := tinyCheckpointIn(t, filepath.Join(dir, "p"), traj, q, fit...)
+	args := append([]string{"sweep", "--train", traj, "--eval", traj, "--opq", q, "--presets", "tiny", "--steps", "4", "--out", p}, flags...)
+	code, _, errs := memowm(t, args...)
+	return code, errs
 }
 
 func TestParseSweepLR(t *testing.T) {

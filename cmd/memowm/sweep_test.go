@@ -249,8 +249,7 @@ func TestSweepScaledInit(t *testing.T) {
 		t.Fatalf("the sweep changed a bundle it refused (%v)", err)
 	}
 	// A plain run's checkpoint is not resumed by a scaled sweep.
-	p := tinyCheckpointIn(t, filepath.Join(dir, "p"), traj, filepath.Join(out, "shared.opq"))
-	code, _, errs = memowm(t, "sweep", "--train", traj, "--eval", traj, "--opq", filepath.Join(out, "shared.opq"), "--presets", "tiny", "--steps", "4", "--scaled-init", "--out", p)
+	code, errs = sweepOnCheckpoint(t, dir, traj, out, nil, "--scaled-init")
 	if code != 1 || !strings.Contains(errs, "is a checkpoint of a run started from the preset's initialisation; the sweep asks the scaled-residual") {
 		t.Fatalf("a scaled sweep over a plain checkpoint: %d\n%s", code, errs)
 	}
