@@ -89,13 +89,16 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	}
 	presetSet := false
 	fs.Visit(func(f *flag.Flag) { presetSet = presetSet || f.Name == "preset" })
-	if *history != 0 && (*resume != "" || *bundlePath != "" && !presetSet) {
+	// notFresh: the run's model comes from a checkpoint or a bundle, not
+	// from a preset's fresh weights.
+	notFresh := *resume != "" || *bundlePath != "" && !presetSet
+	if *history != 0 && notFresh {
 		return usagef("--history sets up a fresh model: not with --resume, nor with --model unless --preset starts a new one")
 	}
 	if *history < 0 {
 		return usagef("--history %d: want a number of states >= 1, or 0 for the preset's", *history)
 	}
-	if *scaledInit && (*resume != "" || *bundlePath != "" && !presetSet) {
+	if *scaledInit && notFresh {
 		return usagef("--scaled-init sets up a fresh model's weights: not with --resume, nor with --model unless --preset starts a new one")
 	}
 	logf := func(format string, args ...any) {
