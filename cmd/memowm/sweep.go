@@ -253,23 +253,25 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 			// An interrupted training of this sweep continues from its
 			// checkpoint (fit refuses one made on other data); one that
 			// continued an earlier run counts that run's steps. The
-			// checkpoint carries its initialisation's record.
-			if plan.ckpt == "" && r.init == worldmodel.InitScaledResidual {
-				args = append(args, "--scaled-init")
-			}
-			if plan.ckpt == "" && r.lr[p] > 0 {
-				args = append(args, "--lr", fmt.Sprint(r.lr[p]))
-			}
-			if plan.ckpt == "" && drop >= 0 {
-				args = append(args, "--dropout", fmt.Sprint(drop))
-			}
-			if plan.ckpt == "" && r.history > 0 {
-				args = append(args, "--history", fmt.Sprint(r.history))
-			}
+			// checkpoint carries its initialisation, rate, dropout and
+			// window; a fresh training is told them.
 			if plan.ckpt != "" {
 				args = append(args, "--resume", plan.ckpt)
 				if !quiet {
 					fmt.Fprintf(stderr, "sweep: continuing %s from %s\n", p, plan.ckpt)
+				}
+			} else {
+				if r.init == worldmodel.InitScaledResidual {
+					args = append(args, "--scaled-init")
+				}
+				if r.lr[p] > 0 {
+					args = append(args, "--lr", fmt.Sprint(r.lr[p]))
+				}
+				if drop >= 0 {
+					args = append(args, "--dropout", fmt.Sprint(drop))
+				}
+				if r.history > 0 {
+					args = append(args, "--history", fmt.Sprint(r.history))
 				}
 			}
 		}
