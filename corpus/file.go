@@ -99,7 +99,7 @@ func Build(dir string, width int, next func() (*trajectory.Episode, error), prog
 		for k := range ep.Actions {
 			offs = binary.LittleEndian.AppendUint32(offs, uint32(len(recs)))
 			recs = appendRecord(recs, &ep.Actions[k])
-			if len(recs) > math.MaxUint32 {
+			if uint64(len(recs)) > math.MaxUint32 {
 				return nil, fmt.Errorf("corpus: episode %d: its actions take over 4 GiB", ep.ID)
 			}
 		}

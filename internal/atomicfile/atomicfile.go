@@ -42,6 +42,10 @@ import (
 // ErrInterrupted is returned by Commit (and Write) after Interrupt.
 var ErrInterrupted = errors.New("atomicfile: interrupted")
 
+// ErrExists is returned by Commit for a target marked with NoReplace that
+// exists by the time of the rename (another writer made it meanwhile).
+var ErrExists = errors.New("atomicfile: target exists")
+
 // CheckTarget returns an error if path exists and is not a regular file.
 // Renaming a temporary file over a device, a directory or a named pipe
 // (say, --out /dev/null) would replace that node, not write into it.
@@ -83,6 +87,7 @@ var state struct {
 	temps       map[string]string   // temporary file -> target
 	watched     map[string]snapshot // target -> what was there when watched
 	written     []string            // targets committed, in order
+	noReplace   map[string]bool     // targets Commit must not replace (NoReplace), by key
 }
 
 // snapshot is a watched target's folder as Watch found it.
@@ -118,9 +123,32 @@ func CreateTemp(path string) (*os.File, error) {
 	return f, nil
 }
 
+// NoReplace marks path so that Commit never replaces it: a command that
+// checked that its output did not exist calls it, and a second writer that
+// made the same file in the meantime is then not overwritten (Commit fails
+// with ErrExists instead). The mark holds for the rest of the process.
+func NoReplace(path string) {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	if state.noReplace == nil {
+		state.noReplace = map[string]bool{}
+	}
+	state.noReplace[key(path)] = true
+}
+
+// key is how NoReplace remembers a path: absolute and clean.
+func key(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return filepath.Clean(path)
+}
+
 // Commit makes the closed temporary file tmp (from CreateTemp) mode 0644
-// and renames it over path. It fails with ErrInterrupted, removing tmp,
-// once Interrupt has run; on any error tmp is removed.
+// and renames it over path. A path marked with NoReplace is linked into
+// place instead, which fails, with ErrExists, if path exists by then. It
+// fails with ErrInterrupted, removing tmp, once Interrupt has run; on any
+// error tmp is removed.
 func Commit(tmp, path string) error {
 	state.mu.Lock()
 	defer state.mu.Unlock()
@@ -128,7 +156,11 @@ func Commit(tmp, path string) error {
 	err := ErrInterrupted
 	if !state.interrupted {
 		if err = os.Chmod(tmp, 0o644); err == nil {
-			err = os.Rename(tmp, path)
+			if state.noReplace[key(path)] {
+				err = place(tmp, path)
+			} else {
+				err = os.Rename(tmp, path)
+			}
 		}
 	}
 	if err != nil {
@@ -137,6 +169,24 @@ func Commit(tmp, path string) error {
 	}
 	state.written = append(state.written, path)
 	return nil
+}
+
+// place puts tmp at path only if nothing is there: a hard link, which
+// fails atomically on an existing name, then tmp's removal. Where the file
+// system has no hard links, it checks and renames (a narrow race remains).
+func place(tmp, path string) error {
+	lerr := os.Link(tmp, path)
+	if lerr == nil {
+		os.Remove(tmp)
+		return nil
+	}
+	if errors.Is(lerr, os.ErrExist) {
+		return fmt.Errorf("%s was created by another writer while this one worked; not replaced (give --force to replace it): %w", path, ErrExists)
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("%s was created by another writer while this one worked; not replaced (give --force to replace it): %w", path, ErrExists)
+	}
+	return os.Rename(tmp, path)
 }
 
 // Remove deletes the temporary file tmp (from CreateTemp) and forgets it.

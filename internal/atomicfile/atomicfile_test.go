@@ -133,3 +133,34 @@ func TestLeftoversMatchOnlyTemporaries(t *testing.T) {
 		t.Fatalf("leftovers %+v", l)
 	}
 }
+
+// TestNoReplace: a target marked with NoReplace that another writer made
+// after the check is not overwritten; Commit fails with ErrExists and
+// removes its temporary, and an unmarked target is replaced as before.
+func TestNoReplace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.bin")
+	NoReplace(path)
+	if err := Write(path, func(w io.Writer) error { _, err := w.Write([]byte("first")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	err := Write(path, func(w io.Writer) error { _, err := w.Write([]byte("second")); return err })
+	if !errors.Is(err, ErrExists) || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("second write: %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "first" {
+		t.Fatalf("target replaced: %q", b)
+	}
+	if l := Leftovers(path); len(l) != 0 {
+		t.Fatalf("temporaries left: %v", l)
+	}
+	other := filepath.Join(dir, "other.bin")
+	for _, s := range []string{"a", "b"} {
+		if err := Write(other, func(w io.Writer) error { _, err := w.Write([]byte(s)); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(other); string(b) != "b" {
+		t.Fatalf("unmarked target: %q", b)
+	}
+}

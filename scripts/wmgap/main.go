@@ -29,7 +29,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -99,7 +98,7 @@ func report(w io.Writer, held, bundle string, episodes int) error {
 	shifted := make([]float64, len(gateShifts))
 	for e := 0; e < episodes; e++ {
 		ep, err := r.Next()
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF { // the bare sentinel: a damaged file's error may wrap io.EOF
 			break
 		}
 		if err != nil {
