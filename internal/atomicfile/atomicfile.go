@@ -55,9 +55,30 @@ func CheckTarget(path string) error {
 		return nil // missing (or unreadable: the write will say why)
 	}
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s exists and is not a regular file (%v): refusing to replace it", path, st.Mode().Type())
+		return fmt.Errorf("%s exists and is %s, not a regular file: refusing to replace it", path, nodeKind(st.Mode()))
 	}
 	return nil
+}
+
+// nodeKind names what a file that is not regular is, in words ("a
+// folder"), not as a mode string (d---------).
+func nodeKind(m os.FileMode) string {
+	switch t := m.Type(); {
+	case t&os.ModeDir != 0:
+		return "a folder"
+	case t&os.ModeSymlink != 0:
+		return "a symbolic link"
+	case t&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case t&os.ModeSocket != 0:
+		return "a socket"
+	case t&os.ModeCharDevice != 0:
+		return "a character device"
+	case t&os.ModeDevice != 0:
+		return "a device"
+	default:
+		return "of another kind (" + t.String() + ")"
+	}
 }
 
 // TempPattern is the os.CreateTemp pattern of path's temporary files (to be

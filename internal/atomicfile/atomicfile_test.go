@@ -19,7 +19,7 @@ func TestCheckTarget(t *testing.T) {
 	if err := CheckTarget(filepath.Join(dir, "missing")); err != nil {
 		t.Fatal(err)
 	}
-	if err := CheckTarget(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if err := CheckTarget(dir); err == nil || !strings.Contains(err.Error(), "is a folder, not a regular file") {
 		t.Fatalf("a directory: %v", err)
 	}
 	if err := CheckTarget(os.DevNull); err == nil {
