@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -44,6 +45,9 @@ type Report struct {
 	BundleBytes      int64   `json:"bundle_bytes,omitempty"`
 	QuantizerBytes   int64   `json:"quantizer_bytes,omitempty"`
 	BundleBitsPerObs float64 `json:"bundle_bits_per_obs,omitempty"`
+	// The external commands looked for (Options.External): found, with
+	// their versions and rows, or not. Absent when not looked for.
+	External []ExternalTool `json:"external,omitempty"`
 }
 
 // Options configures Run.
@@ -54,6 +58,12 @@ type Options struct {
 	Batch     int               // episodes per predictor batch (default 8)
 	Dir       string            // where temporary memory files go (default os.TempDir)
 	Progress  func(name string) // called before each row, if not nil
+	// External adds the rows of the xz and zstd commands found on PATH
+	// (xz-9e, zstd-19-long, zstd-22-long) to the general-purpose rows; a
+	// missing command is noted in Report.External, never an error.
+	External bool
+	// Context cancels the external commands (nil: never cancelled).
+	Context context.Context
 }
 
 // Run benchmarks every row on eps (codes) with bundle b and predictor p.
@@ -98,7 +108,14 @@ func Run(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, opt
 	r.Methods = append(r.Methods, Row{Name: "fixed-width", BitsPerObs: fixed, IdealBitsPerObs: fixed,
 		ActionBitsPerObs: actions, DeltaNLLBits: &zero, KeptFraction: 1, Note: fmt.Sprintf("%d bits per code", bits)})
 
-	general, err := generalRows(eps, bits, actions, progress)
+	ctx := opt.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if opt.External {
+		r.External = findExternal(ctx)
+	}
+	general, err := generalRows(ctx, eps, bits, actions, r.External, progress)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -24,6 +25,7 @@ type compressor struct {
 	enc        func([]byte) ([]byte, error)
 	dec        func([]byte) ([]byte, error)
 	close      func()
+	counted    bool // the note ends with the bytes it produced
 }
 
 // packEpisodes packs each episode's codes at bits per code: the bytes every
@@ -40,9 +42,11 @@ func packEpisodes(eps []*trajectory.Episode, bits int) (raw [][]byte, obs int) {
 	return raw, obs
 }
 
-// generalRows runs zstd, zstd-long and xz on the packed episodes; progress
-// is called before each.
-func generalRows(eps []*trajectory.Episode, bits int, actions float64, progress func(string)) ([]Row, error) {
+// generalRows runs zstd, zstd-long and xz on the packed episodes, then,
+// with tools, the rows of the external commands found among them (on the
+// same packed bytes, one episode at a time); progress is called before
+// each.
+func generalRows(ctx context.Context, eps []*trajectory.Episode, bits int, actions float64, tools []ExternalTool, progress func(string)) ([]Row, error) {
 	raw, obs := packEpisodes(eps, bits)
 	longest := 0
 	for _, b := range raw {
@@ -52,6 +56,12 @@ func generalRows(eps []*trajectory.Episode, bits int, actions float64, progress 
 		func(int) (compressor, error) { return newZstd("zstd", 0) },
 		func(n int) (compressor, error) { return newZstd("zstd-long", n) },
 		newXZ,
+	}
+	for _, c := range externalCompressors(ctx, tools) {
+		if strings.HasPrefix(c.name, "zstd") && longest > 1<<zstdLongWindow {
+			c.note += fmt.Sprintf("; the longest episode (%s) is longer than the window: matches further back are cut", size(longest))
+		}
+		makers = append(makers, func(int) (compressor, error) { return c, nil })
 	}
 	var rows []Row
 	for _, mk := range makers {
@@ -97,6 +107,9 @@ func generalRow(c compressor, eps []*trajectory.Episode, raw [][]byte, obs int, 
 	o := float64(max(obs, 1))
 	bpo := float64(total*8)/o + actions
 	zero := 0.0
+	if c.counted {
+		c.note += fmt.Sprintf("; %d bytes for %d episodes", total, len(raw))
+	}
 	return Row{Name: c.name, BitsPerObs: bpo, IdealBitsPerObs: bpo, ActionBitsPerObs: actions, DeltaNLLBits: &zero,
 		KeptFraction: 1, EncodeObsPerS: o / encT.Seconds(), DecodeObsPerS: o / decT.Seconds(), Note: c.note}, nil
 }
@@ -189,7 +202,8 @@ func newXZ(longest int) (compressor, error) {
 }
 
 // bestGeneral is a copy of the general-purpose row with the fewest bits per
-// observation (the first on a tie), named BestGeneral.
+// observation (the first on a tie: an in-process row before an external
+// one), named BestGeneral.
 func bestGeneral(rows []Row) Row {
 	best := rows[0]
 	for _, r := range rows[1:] {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,13 +18,24 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", "--model BUNDLE --in TRAJ [--json] [--md]",
 		"Measures bits per observation of memowm and its baselines on the same episodes\n"+
 			"under one accounting: N + K observations, the same action cost for every row,\n"+
-			"physical and ideal bits side by side. States are quantized through the bundle.", stdout)
+			"physical and ideal bits side by side. States are quantized through the bundle.\n"+
+			"The general-purpose rows compress each episode's codes alone, packed at\n"+
+			"ceil(log2 C) bits: zstd, zstd-long and xz in process (xz is the pure-Go\n"+
+			"LZMA2 of ulikunitz/xz, greedy parse), then the xz and zstd commands when on\n"+
+			"PATH, on the same bytes, one process per episode, one thread each:\n"+
+			"xz-9e ('xz -9e -c -T1', .xz container counted), zstd-19-long ('zstd -19\n"+
+			"--long=27 -T1 -c') and zstd-22-long ('zstd --ultra -22 --long=27 -T1 -c'),\n"+
+			"zstd told the episode's length (--stream-size: the bytes it writes for a\n"+
+			"file), each decoded back with the same command and compared. Actions are\n"+
+			"charged to every row alike. A missing command is noted and its rows\n"+
+			"skipped. best-general is the smallest general-purpose row of them all.", stdout)
 	bundlePath := fs.String("model", "", "model bundle (required)")
 	in := fs.String("in", "", "trajectories (required)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	md := fs.Bool("md", false, "print the table as Markdown")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	external := fs.Bool("external", true, "also run the xz and zstd commands found on PATH as general-purpose rows (--external=false: only the in-process ones)")
 	cmpH := fs.Float64("compare-min-entropy", 0, "also compare fills and histories with the rule 'omit when H < BITS' (0: with the bundle's policy, if it omits anything)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -61,8 +73,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	defer os.RemoveAll(scratch)
 	removeOnInterrupt(scratch)
+	// The external commands run under a context with no deadline, cancelled
+	// when bench returns; an interrupt ends them with the process (their
+	// pipes close).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	start := time.Now()
-	rep, err := bench.Run(b, p, eps, bench.Options{Batch: *batch, Questions: qs, Dir: scratch, Progress: func(name string) {
+	rep, err := bench.Run(b, p, eps, bench.Options{Batch: *batch, Questions: qs, Dir: scratch, External: *external, Context: ctx, Progress: func(name string) {
 		if !*quiet {
 			fmt.Fprintf(stderr, "bench: %s (%.1f s)\n", name, time.Since(start).Seconds())
 		}
@@ -106,6 +123,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		layout = benchMarkdown
 	}
 	printBenchReport(stdout, rep, layout)
+	if !*external {
+		fmt.Fprintf(stdout, "  external commands: not run (--external=false)\n")
+	}
 	for _, h := range rep.Hints() {
 		fmt.Fprintf(stdout, "hint: %s\n", h)
 	}
@@ -171,6 +191,13 @@ func printBenchReport(w io.Writer, rep *bench.Report, layout benchLayout) {
 	for _, m := range rep.Methods {
 		if m.Note != "" {
 			fmt.Fprintf(w, "  %s: %s\n", m.Name, m.Note)
+		}
+	}
+	for _, x := range rep.External {
+		if x.Found {
+			fmt.Fprintf(w, "  external command %s (%s, %q): ran %s, one thread\n", x.Command, x.Path, x.Version, andJoin(x.Rows))
+		} else {
+			fmt.Fprintf(w, "  external command %s: %s; skipped %s\n", x.Command, x.Note, andJoin(x.Rows))
 		}
 	}
 	if rep.BundleBytes > 0 {
