@@ -179,6 +179,25 @@ func (r *Reader) CheckBundle(b *model.Bundle) error {
 	return nil
 }
 
+// CheckSections reads every episode's section and checks its checksum and
+// its agreement with the index, without decoding; the header and the index
+// were checked by Open. It finds damage to the stored bytes; only Decode
+// also checks the decoded codes against the writer's (a file that the
+// bundle does not decode, or a writer's bug). It returns the positions of
+// the damaged episodes (see Episodes), in file order, and the first one's
+// error, naming it; nil and nil when all hold.
+func (r *Reader) CheckSections() (damaged []int, first error) {
+	for i := range r.index {
+		if _, _, _, err := r.section(i); err != nil {
+			damaged = append(damaged, i)
+			if first == nil {
+				first = r.epErr(i, err)
+			}
+		}
+	}
+	return damaged, first
+}
+
 // section checks episode i's section and returns its packed initial state
 // (nil in a mixed file, whose stream holds it), a reader of its coder stream
 // and its codes CRC. The section is read twice, to check its CRC and then

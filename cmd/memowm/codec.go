@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -33,6 +34,7 @@ func runFitBundle(args []string, stdout, stderr io.Writer) error {
 			"'memowm fit --stage S -h' shows a stage's flags.", stdout)
 	in := fs.String("in", "", "training trajectories with states (required unless --opq)")
 	out := fs.String("out", "", "bundle file to write (required)")
+	force := fs.Bool("force", false, forceHelp)
 	preset := fs.String("preset", "small", "world-model preset: "+fmt.Sprint(worldmodel.PresetNames()))
 	opqPath := fs.String("opq", "", "use this quantizer instead of fitting one")
 	seed := fs.Uint64("seed", 0, "seed of the quantizer and of the world model's weights")
@@ -49,7 +51,7 @@ func runFitBundle(args []string, stdout, stderr io.Writer) error {
 	if *out == "" || (*in == "" && *opqPath == "") {
 		return usagef("--out BUNDLE and one of --in TRAIN or --opq FILE are required")
 	}
-	if err := checkOutput(*out, outBundle, input{"--in", *in}, input{"--opq", *opqPath}); err != nil {
+	if err := checkOutput(*out, outBundle, *force, input{"--in", *in}, input{"--opq", *opqPath}); err != nil {
 		return err
 	}
 	watchOutputs(stderr, "fit", *out)
@@ -142,6 +144,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	bundlePath := fs.String("model", "", "model bundle (required)")
 	in := fs.String("in", "", "trajectories (required)")
 	out := fs.String("out", "", "memory file to write (required)")
+	force := fs.Bool("force", false, forceHelp)
 	lambda := fs.Float64("lambda", math.NaN(), "retention lambda; 0 keeps every coordinate (lossless codes: the quantized states come back exactly, not the states). Default: the bundle's policy")
 	minH := fs.Float64("min-entropy", 0, "omit coordinates whose predictive entropy is below this many bits (the Uncertainty baseline; 0: off)")
 	slotRepeat := fs.Bool("slot-repeat", false, "code one repeat flag per slot before each state: a slot equal to the previous\nreconstruction is copied without the model (pays on recorded screens)")
@@ -149,6 +152,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	asJSON := fs.Bool("json", false, "print the accounting as JSON")
+	measure := fs.Bool("measure", true, "measure the states the file gives back against the input (R^2, MSE);\na lossy file's input is read a second time for it")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -159,7 +163,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	if *in == "" || *out == "" {
 		return usagef("--model BUNDLE, --in TRAJ and --out MEM are required")
 	}
-	if err := checkOutput(*out, outMemory, input{"--in", *in}, input{"--model", *bundlePath}); err != nil {
+	if err := checkOutput(*out, outMemory, *force, input{"--in", *in}, input{"--model", *bundlePath}); err != nil {
 		return err
 	}
 	switch *prior {
@@ -200,11 +204,27 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	// States are quantized as they are read, and an episode is held as
 	// compact codes (trajectory.CodeRows): memory holds neither states nor
 	// a code vector per observation, whatever the episodes' lengths.
-	r, err := openCodes(b, *in)
+	// Lossless codes give back the quantized states: measured as they are
+	// read. A lossy file's reconstructions are spilled as they are written
+	// and measured against a second read of the input at the end.
+	lossy := !policy.Lossless()
+	var meter *opq.QualityMeter
+	if *measure && !lossy {
+		meter = opq.NewQualityMeter(b.OPQ.Shape().StateLen())
+	}
+	r, err := openCodesMeter(b.OPQ, "the bundle's quantizer", *in, meter)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	warnInput(stderr, "encode", *in, r, b)
+	var spill *reconSpill
+	if *measure && lossy {
+		if spill, err = newReconSpill(filepath.Dir(*out), b.OPQ.Shape().Codes); err != nil {
+			return err
+		}
+		defer spill.close()
+	}
 	r.SetCompact(true)
 	r.SetFacts(false) // a memory file stores codes and actions, not facts
 	mix := *prior == "mix" || *prior == "auto" && (policy.Lossless() || policy.CalibratedOnMix()) && !*slotRepeat
@@ -219,6 +239,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer w.Abort()
+	w.KeepRecon = spill != nil
 	enc := b.OPQ.NewEncoder()
 	var all []codec.EpisodeStats
 	start := time.Now()
@@ -232,6 +253,14 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if spill != nil {
+			if err := spill.add(st); err != nil {
+				return err
+			}
+			for i := range st {
+				st[i].Recon = nil
+			}
+		}
 		all = append(all, st...)
 		for _, ep := range pending {
 			obs += ep.Len()
@@ -244,7 +273,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	}
 	for {
 		ep, err := r.Next()
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF { // the bare sentinel: a damaged file's error may wrap io.EOF
 			break
 		}
 		if err != nil {
@@ -282,6 +311,16 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	if r2, _, ok := b.OPQ.HeldOut(); ok {
 		acc.QuantizerR2 = &r2
 	}
+	switch {
+	case spill != nil:
+		sq, err := spill.measure(b.OPQ, *in)
+		if err != nil {
+			return fmt.Errorf("%s is written, but %w", *out, err)
+		}
+		acc.setStates(sq)
+	case meter != nil:
+		acc.setStates(stateQuality{Quality: meter.Quality(), Against: "input states"})
+	}
 	if bst, err := os.Stat(*bundlePath); err == nil && acc.Observations > 0 {
 		acc.BundleBytes = bst.Size()
 		acc.QuantizerBytes, _ = b.OPQ.WriteTo(io.Discard)
@@ -295,6 +334,18 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "wrote %s (%s) in %.1f s (%.1f obs/s); policy %s, prior %s\n", *out, humanBytes(st.Size()), el.Seconds(), acc.EncodeObsPerSec, acc.Policy, acc.Prior)
 	printAccounting(stdout, acc)
 	return nil
+}
+
+// warnInput says on stderr what a reader of in cannot check: a codes file
+// that does not name the quantizer that made it (taken as codes of b's),
+// and a file without episode checksums (damage to it goes unseen).
+func warnInput(stderr io.Writer, verb, in string, r *trajectory.Reader, b *model.Bundle) {
+	if m := r.Meta(); m.Content == trajectory.Codes && m.Quantizer == "" {
+		fmt.Fprintf(stderr, "memowm %s: warning: %s holds codes that do not name the quantizer that made them; they are taken as codes of the bundle's quantizer (%.12s): codes of another quantizer would decode to wrong states\n", verb, in, b.OPQ.Digest())
+	}
+	if !r.Checksummed() {
+		fmt.Fprintf(stderr, "memowm %s: note: %s carries no episode checksums (written by another tool or an older memowm): damage to it cannot be detected while it is read\n", verb, in)
+	}
 }
 
 // quantizeEpisode returns ep with its states replaced by their codes.
@@ -341,6 +392,23 @@ type accounting struct {
 	// it was fitted (fit opq --eval); nil when it recorded none. Lossless
 	// codes give back the states only as well as that.
 	QuantizerR2 *float64 `json:"quantizer_held_out_r2,omitempty"`
+	// The states this file gives back, measured on this input (encode
+	// --measure): R^2 and MSE against the states read (or, for a codes
+	// input, the states its codes decode to), over StatesMeasured states.
+	// A lossy file's fill is included. nil when not measured.
+	StatesR2       *float64 `json:"states_r2,omitempty"`
+	StatesMSE      *float64 `json:"states_mse,omitempty"`
+	StatesMeasured int      `json:"states_measured,omitempty"`
+	StatesAgainst  string   `json:"states_against,omitempty"`
+}
+
+// setStates records the measured quality of the decoded states.
+func (a *accounting) setStates(sq stateQuality) {
+	if sq.States == 0 {
+		return
+	}
+	r2, mse := sq.R2, sq.MSE
+	a.StatesR2, a.StatesMSE, a.StatesMeasured, a.StatesAgainst = &r2, &mse, sq.States, sq.Against
 }
 
 func accountStats(st []codec.EpisodeStats, fileBytes int64) accounting {
@@ -376,15 +444,28 @@ func finishAccounting(a accounting, kept, coords uint64, state, action float64, 
 }
 
 func printAccounting(w io.Writer, a accounting) {
-	fmt.Fprintf(w, "episodes %d, observations %d (N+K: %d transitions + %d initial states), kept %.2f%% of predicted coordinates\n",
-		a.Episodes, a.Observations, a.Transitions, a.Episodes, 100*a.KeptFraction)
+	fmt.Fprintf(w, "%s, %s (N+K: %s + %s), kept %.2f%% of predicted coordinates\n",
+		count(a.Episodes, "episode"), count(a.Observations, "observation"), count(a.Transitions, "transition"), count(a.Episodes, "initial state"), 100*a.KeptFraction)
 	fmt.Fprintf(w, "bits/obs  ideal %.1f (states %.1f + actions %.1f), physical %.1f payload / %.1f whole file\n",
 		a.IdealBitsPerObs, a.StateBitsPerObs, a.ActionBitsObs, a.PayloadBitsObs, a.FileBitsPerObs)
 	if a.IdealBitsPerObs > 0 && a.FixedWidthBits > 0 {
 		fmt.Fprintf(w, "vs fixed width %d bits/obs plus the same actions: %.3fx\n", a.FixedWidthBits, a.FileBitsPerObs/(float64(a.FixedWidthBits)+a.ActionBitsObs))
 	}
+	fitted := ""
 	if a.QuantizerR2 != nil {
-		fmt.Fprintf(w, "states come back as well as the quantizer reconstructs them: held-out R^2 %.4f when it was fitted\n", *a.QuantizerR2)
+		fitted = fmt.Sprintf("; the quantizer's held-out R^2 when it was fitted: %.4f", *a.QuantizerR2)
+	}
+	switch {
+	case a.StatesR2 != nil && a.KeptFraction < 1 && a.Transitions > 0:
+		fmt.Fprintf(w, "decoded states (%.2f%% of coordinates kept, the rest filled) vs the %s: R^2 %.4f, MSE %.4g over %d states%s\n",
+			100*a.KeptFraction, a.StatesAgainst, *a.StatesR2, *a.StatesMSE, a.StatesMeasured, fitted)
+	case a.StatesR2 != nil:
+		fmt.Fprintf(w, "lossless codes: decoded states vs the %s: R^2 %.4f, MSE %.4g over %d states (the quantizer's loss alone)%s\n",
+			a.StatesAgainst, *a.StatesR2, *a.StatesMSE, a.StatesMeasured, fitted)
+	case a.QuantizerR2 != nil && a.KeptFraction >= 1:
+		fmt.Fprintf(w, "lossless codes: states come back as well as the quantizer reconstructs them: held-out R^2 %.4f when it was fitted (not measured on this input)\n", *a.QuantizerR2)
+	case a.QuantizerR2 != nil:
+		fmt.Fprintf(w, "decoded states not measured (--measure=false); lossy: below the quantizer's own held-out R^2 %.4f\n", *a.QuantizerR2)
 	}
 	if a.BundleBytes > 0 {
 		fmt.Fprintf(w, "with the bundle (%s, %s of it the quantizer) spread over these %d observations: %.1f bits/obs (S = B/N + R); the bundle pays for itself only over many files\n",
@@ -400,6 +481,7 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 	bundlePath := fs.String("model", "", "model bundle (required)")
 	in := fs.String("in", "", "memory file (required)")
 	out := fs.String("out", "", "trajectory file to write (required)")
+	force := fs.Bool("force", false, forceHelp)
 	what := fs.String("what", "codes", "codes or states")
 	episode := fs.Int64("episode", 0, "decode only this episode ID, negative IDs too (default: all)")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
@@ -418,7 +500,7 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 	if *what != "codes" && *what != "states" {
 		return usagef("--what %q: want codes or states", *what)
 	}
-	if err := checkOutput(*out, outTrajectory, input{"--in", *in}, input{"--model", *bundlePath}); err != nil {
+	if err := checkOutput(*out, outTrajectory, *force, input{"--in", *in}, input{"--model", *bundlePath}); err != nil {
 		return err
 	}
 	if *batch < 1 {
@@ -492,8 +574,8 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 		return writeJSON(stdout, map[string]any{"in": *in, "out": *out, "what": *what, "episodes": len(which),
 			"observations": obs, "seconds": el, "obs_per_s": float64(obs) / el, "checksums_hold": true})
 	}
-	fmt.Fprintf(stdout, "decoded %d episodes, %d observations from %s into %s (%s) in %.1f s (%.1f obs/s); every checksum holds\n",
-		len(which), obs, *in, *out, *what, el, float64(obs)/el)
+	fmt.Fprintf(stdout, "decoded %s, %s from %s into %s (%s) in %.1f s (%.1f obs/s); every checksum holds\n",
+		count(len(which), "episode"), count(obs, "observation"), *in, *out, *what, el, float64(obs)/el)
 	return nil
 }
 
@@ -578,8 +660,8 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 			pos[0], len(damaged), n, strings.Join(damaged, ", "), n-len(damaged), obs)
 	}
 	if !*asJSON {
-		fmt.Fprintf(stdout, "%s: %d episodes, %d observations intact (decoded in %.1f s, %.1f obs/s)\n",
-			pos[0], n, obs, el, float64(obs)/el)
+		fmt.Fprintf(stdout, "%s: %s, %s intact (decoded in %.1f s, %.1f obs/s)\n",
+			pos[0], count(n, "episode"), count(obs, "observation"), el, float64(obs)/el)
 	}
 	return nil
 }
@@ -610,6 +692,16 @@ func inspectMemory(path string, asJSON bool, stdout io.Writer) error {
 	}
 	a = finishAccounting(a, kept, coords, state, action, payload, r.Size())
 	a.FixedWidthBits = J * opq.CodeBits(h.Codewords)
+	// The header and index checksums were checked by Open; every section's
+	// bytes are checked here. Decoding (verify) is what checks the codes.
+	if bad, first := r.CheckSections(); first != nil {
+		ids := make([]string, len(bad))
+		for k, i := range bad {
+			ids[k] = fmt.Sprint(eps[i].ID)
+		}
+		return fmt.Errorf("%s is damaged: the section checksum fails in %d of its %s (ids %s); first: %w ('memowm verify' decodes the file and names what is intact)",
+			path, len(bad), count(len(eps), "episode"), strings.Join(ids, ", "), first)
+	}
 	if asJSON {
 		e := json.NewEncoder(stdout)
 		e.SetIndent("", "  ")
@@ -629,6 +721,7 @@ func inspectMemory(path string, asJSON bool, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "coding        profile %s, precision %d, %d coordinates of %d codewords, policy %s%s\n",
 		h.Profile, h.Precision, J, h.Codewords, a.Policy, rep)
 	printAccounting(stdout, a)
+	fmt.Fprintf(stdout, "checked       header, index and every episode's section checksum (not decoded: 'memowm verify' also checks the decoded codes)\n")
 	return nil
 }
 

@@ -130,7 +130,7 @@ func runDemo(args []string, stdout, stderr io.Writer) (err error) {
 		train.Episodes, states, cw, held.Episodes)
 	why("the only lossy step: each float state becomes small integer codes, one per codebook; everything after it is exact on the codes.")
 	if err := runFitOPQ([]string{"--in", trainPath, "--out", opqPath, "--eval", evalPath,
-		"--codewords", fmt.Sprint(cw), "--quiet"}, stdout, stderr); err != nil {
+		"--codewords", fmt.Sprint(cw), "--quiet", "--force"}, stdout, stderr); err != nil {
 		return err
 	}
 	why("R^2: the share of the states' variance the codes reconstruct (1 = exact); held-out: on episodes the quantizer never saw.")
@@ -138,7 +138,7 @@ func runDemo(args []string, stdout, stderr io.Writer) (err error) {
 	fmt.Fprintf(stdout, "\n== 5. quantize the episodes into codes\n")
 	why("these codes are what a memory file stores; step 8 checks the decoded codes against them.")
 	if err := runQuantize([]string{"--opq", opqPath, "--in", filepath.Join(out, "demo.arrow"),
-		"--out", filepath.Join(out, "demo-codes.arrow"), "--quiet"}, stdout, stderr); err != nil {
+		"--out", filepath.Join(out, "demo-codes.arrow"), "--quiet", "--force"}, stdout, stderr); err != nil {
 		return err
 	}
 
@@ -154,10 +154,10 @@ func runDemo(args []string, stdout, stderr io.Writer) (err error) {
 	why("earlier codes, as a lossless decoder has them. Ideal: the sum of -log2 p of the true codes, the size a perfect coder")
 	why("would reach. Order-1 (adaptive counts given each code's previous value) and fixed width are the baselines to beat.")
 
-	fmt.Fprintf(stdout, "\n== 7. encode the episodes into a memory file, lossless (lambda = 0)\n")
+	fmt.Fprintf(stdout, "\n== 7. encode step 1's %d episodes (demo.arrow, seed %d) into a memory file, lossless (lambda = 0)\n", cfg.Episodes, cfg.Seed)
 	why("an arithmetic coder turns the predictions into bits; lambda = 0 keeps every code, so decoding gives the codes back exactly.")
 	if err := runEncode([]string{"--model", bundlePath, "--in", filepath.Join(out, "demo.arrow"), "--out", memPath,
-		"--lambda", "0", "--quiet"}, stdout, stderr); err != nil {
+		"--lambda", "0", "--quiet", "--force"}, stdout, stderr); err != nil {
 		return err
 	}
 	why("N+K: N transitions plus K first states (one per episode): every stored observation counts, the first ones too.")
@@ -166,7 +166,7 @@ func runDemo(args []string, stdout, stderr io.Writer) (err error) {
 
 	fmt.Fprintf(stdout, "\n== 8. decode it and compare with the quantized codes: ")
 	decPath := filepath.Join(out, "demo-decoded.arrow")
-	if err := runDecode([]string{"--model", bundlePath, "--in", memPath, "--out", decPath, "--quiet"}, io.Discard, stderr); err != nil {
+	if err := runDecode([]string{"--model", bundlePath, "--in", memPath, "--out", decPath, "--quiet", "--force"}, io.Discard, stderr); err != nil {
 		return err
 	}
 	same, err = sameEpisodes(filepath.Join(out, "demo-codes.arrow"), decPath)
@@ -179,7 +179,8 @@ func runDemo(args []string, stdout, stderr io.Writer) (err error) {
 	fmt.Fprintf(stdout, "identical (every code and action compared)\n")
 	why("a fresh decoder with only the bundle and the memory file rebuilds the codes: the coding is lossless.")
 
-	fmt.Fprintf(stdout, "\n== 9. bench on the %d held-out episodes\n", held.Episodes)
+	fmt.Fprintf(stdout, "\n== 9. bench on the %d held-out episodes (demo-heldout.arrow, seed %d)\n", held.Episodes, held.Seed)
+	why("other episodes than step 7's (demo.arrow), so its wm-mix row is not step 7's file: the same method on another sample.")
 	why("every method on the same episodes, under one accounting, to see where memowm wins: general-purpose compressors")
 	why("(zstd, xz) on the packed codes, the order-1 context model, and memowm's memory files (wm-*; wm-mix is what encode")
 	why("writes by default; the -no-* rows take one of its parts out). 'x fixed' and 'x best': bits/obs over fixed width and")

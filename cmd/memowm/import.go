@@ -22,6 +22,7 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 			"is written; on error nothing is written. Users with their own encoder write\n"+
 			"states into a trajectory file directly instead.", stdout)
 	out := fs.String("out", "", "output trajectory file (required)")
+	force := fs.Bool("force", false, forceHelp)
 	seed := fs.Uint64("seed", 1, "seed of the question steps and choices (default: the seed in the first folder's\nrecording.json, as its recorder used, else 1)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	dirs, err := parse(fs, args)
@@ -34,7 +35,7 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	if len(dirs) == 0 {
 		return usagef("want at least one recording folder DIR")
 	}
-	if err := checkOutput(*out, outTrajectory); err != nil {
+	if err := checkOutput(*out, outTrajectory, *force); err != nil {
 		return err
 	}
 	watchOutputs(stderr, "import", trajectoryOutputs(*out)...)
@@ -72,8 +73,8 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 			screens = append(screens, fmt.Sprintf("%d %s", n, k))
 		}
 	}
-	fmt.Fprintf(stdout, "wrote %s: %d episodes, %d observations (%d transitions), %s; %d questions in %s\n",
-		*out, sum.Episodes, sum.Observations, sum.Observations-sum.Episodes, humanBytes(ts.SizeBytes), sum.Questions, trajectory.QuestionsPath(*out))
+	fmt.Fprintf(stdout, "wrote %s: %s, %s (%s), %s; %d questions in %s\n",
+		*out, count(sum.Episodes, "episode"), count(sum.Observations, "observation"), count(sum.Observations-sum.Episodes, "transition"), humanBytes(ts.SizeBytes), sum.Questions, trajectory.QuestionsPath(*out))
 	fmt.Fprintf(stdout, "screens: %s (%s); states %dx%d float32\n",
 		strings.Join(screens, ", "), strings.Join(sum.Kinds, ", "), recording.Shape.Slots, recording.Shape.Dim)
 	fmt.Fprintf(stdout, "encoded %d screens in %s (%.0f screens/s); import took %s\n",

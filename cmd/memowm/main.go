@@ -173,7 +173,31 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	if err == nil {
 		err = checkFloats(fs)
 	}
+	if err == nil {
+		err = checkNoStdin(fs, pos)
+	}
 	return pos, err
+}
+
+// inputFlags are the flags that name a file a verb reads.
+var inputFlags = []string{"in", "model", "opq", "eval", "train", "valid", "calib", "probe", "curve"}
+
+// checkNoStdin refuses "-" as an input file, naming the alternative: every
+// file memowm reads is read by random access (an Arrow IPC or Parquet file,
+// a memory file and a bundle keep their index at the end), so a stream
+// would have to be saved first anyway.
+func checkNoStdin(fs *flag.FlagSet, pos []string) error {
+	for _, name := range inputFlags {
+		if f := fs.Lookup(name); f != nil && f.Value.String() == "-" {
+			return usagef("--%s -: memowm does not read standard input: its files are read by random access (Arrow IPC, Parquet, memory files and bundles keep their index at the end); save the stream to a file first (for example 'cat > in.arrow') and give its name", name)
+		}
+	}
+	for _, p := range pos {
+		if p == "-" {
+			return usagef("-: memowm does not read standard input: its files are read by random access (their index is at the end); save the stream to a file first and give its name")
+		}
+	}
+	return nil
 }
 
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {

@@ -172,6 +172,7 @@ func runModelInit(args []string, stdout, stderr io.Writer) error {
 			"weights drawn from the seed (the same seed gives the same file everywhere).", stdout)
 	preset := fs.String("preset", "tiny", "preset: "+strings.Join(worldmodel.PresetNames(), ", "))
 	out := fs.String("out", "", "output weights file")
+	force := fs.Bool("force", false, forceHelp)
 	seed := fs.Uint64("seed", 1, "seed of the random weights")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -183,7 +184,7 @@ func runModelInit(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		return usagef("--out is required")
 	}
-	if err := checkOutput(*out, outWeights); err != nil {
+	if err := checkOutput(*out, outWeights, *force); err != nil {
 		return err
 	}
 	watchOutputs(stderr, "model init", *out)

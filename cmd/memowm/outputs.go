@@ -36,12 +36,17 @@ var kindExt = map[outKind]struct{ ext, name string }{
 // input is a file a verb reads, named by its flag ("--in").
 type input struct{ flag, path string }
 
+// forceHelp is the text of every writing verb's --force flag.
+const forceHelp = "replace --out if it exists (without it an existing file is refused, as zstd and cp -n do)"
+
 // checkOutput refuses, as usage errors and before any work, an output path
 // (given by --out) whose extension does not name what the verb writes, that
 // is one of the inputs (the same file, also through links: os.SameFile), that
-// exists and is not a regular file, or whose folder is missing or not
-// writable.
-func checkOutput(path string, kind outKind, inputs ...input) error {
+// exists and is not a regular file, that exists at all unless force (the
+// verb's --force), or whose folder is missing or not writable. Without force
+// it also marks path so that the final rename never replaces a file that
+// another run made meanwhile (atomicfile.NoReplace).
+func checkOutput(path string, kind outKind, force bool, inputs ...input) error {
 	if path == "-" {
 		return usagef("--out -: memowm writes files under a temporary name and renames them when complete, never to stdout; give a file name")
 	}
@@ -85,6 +90,14 @@ func checkOutput(path string, kind outKind, inputs ...input) error {
 	}
 	if err := atomicfile.CheckTarget(path); err != nil {
 		return usagef("--out %v", err)
+	}
+	if !force {
+		if _, err := os.Lstat(path); err == nil {
+			return usagef("--out %s exists: memowm does not replace files; give --force to replace it, or another name", path)
+		}
+		atomicfile.NoReplace(path)
+	} else {
+		atomicfile.AllowReplace(path)
 	}
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
@@ -153,4 +166,12 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// count is n and the noun, plural unless n is 1: "1 episode", "2 episodes".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

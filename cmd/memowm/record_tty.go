@@ -29,6 +29,7 @@ func runRecordTTY(args []string, stdout, stderr io.Writer) error {
 	steps := fs.Int("steps", 300, "actions to record (N+1 screens unless the program exits)")
 	seed := fs.Uint64("seed", 1, "seed of the policy (and NetHack's player name mwSEED) and of the questions")
 	out := fs.String("out", "", "output trajectory file, .arrow, .parquet or .npy (required)")
+	force := fs.Bool("force", false, forceHelp)
 	dir := fs.String("dir", "", "recording folder (default FILE.rec; a previous recording there is replaced)")
 	name := fs.String("name", "", "tmux session name (default memowm-SEED-PID)")
 	profile := fs.String("profile", "", "policy profile: "+strings.Join(tty.Profiles(), ", ")+" (default: from the program's name)")
@@ -54,7 +55,7 @@ func runRecordTTY(args []string, stdout, stderr io.Writer) error {
 	case *steps < 1:
 		return usagef("--steps must be at least 1")
 	}
-	if err := checkOutput(*out, outTrajectory); err != nil {
+	if err := checkOutput(*out, outTrajectory, *force); err != nil {
 		return err
 	}
 	cfg := tty.Config{

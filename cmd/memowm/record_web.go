@@ -29,6 +29,7 @@ func runRecordWeb(args []string, stdout, stderr io.Writer) error {
 	steps := fs.Int("steps", 250, "actions to record (N+1 screenshots)")
 	seed := fs.Uint64("seed", 1, "seed of the policy and of the questions")
 	out := fs.String("out", "", "output trajectory file, .arrow, .parquet or .npy (required)")
+	force := fs.Bool("force", false, forceHelp)
 	dir := fs.String("dir", "", "recording folder (default FILE.rec; a previous recording there is replaced)")
 	width := fs.Int("width", web.DefaultWidth, "viewport width in pixels")
 	height := fs.Int("height", web.DefaultHeight, "viewport height in pixels")
@@ -47,7 +48,7 @@ func runRecordWeb(args []string, stdout, stderr io.Writer) error {
 	case *out == "":
 		return usagef("--out FILE is required")
 	}
-	if err := checkOutput(*out, outTrajectory); err != nil {
+	if err := checkOutput(*out, outTrajectory, *force); err != nil {
 		return err
 	}
 	cfg := web.Config{

@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -80,8 +82,8 @@ func loadCalib(b *model.Bundle, path string) (*calibData, error) {
 
 // stageFlags are the flags every later stage shares.
 type stageFlags struct {
-	bundle, in, out *string
-	quiet, json     *bool
+	bundle, in, out    *string
+	quiet, json, force *bool
 }
 
 func newStage(name, summary string, stdout io.Writer) (*flag.FlagSet, *stageFlags) {
@@ -89,7 +91,8 @@ func newStage(name, summary string, stdout io.Writer) (*flag.FlagSet, *stageFlag
 	return fs, &stageFlags{
 		bundle: fs.String("model", "", "bundle to extend (required)"),
 		in:     fs.String("in", "", "trajectories with questions (required)"),
-		out:    fs.String("out", "", "bundle to write (required; may equal --model)"),
+		out:    fs.String("out", "", "bundle to write (required; may equal --model, which updates it in place)"),
+		force:  fs.Bool("force", false, "replace --out if it exists and is not --model (without it an existing file is refused)"),
 		quiet:  fs.Bool("quiet", false, "no progress on stderr"),
 		json:   fs.Bool("json", false, "print the summary as JSON (progress stays on stderr)"),
 	}
@@ -148,9 +151,15 @@ func (sf *stageFlags) check(fs *flag.FlagSet, args []string) error {
 	if *sf.bundle == "" || *sf.in == "" || *sf.out == "" {
 		return usagef("--model BUNDLE, --in TRAJ and --out BUNDLE are required")
 	}
-	// --out may be --model (the stage updates the bundle in place), never
-	// the trajectories.
-	return checkOutput(*sf.out, outStage, input{"--in", *sf.in})
+	// --out may be --model (the stage updates the bundle in place, which
+	// needs no --force), never the trajectories.
+	force := *sf.force
+	if ost, err := os.Stat(*sf.out); err == nil {
+		if bst, err := os.Stat(*sf.bundle); err == nil && os.SameFile(ost, bst) {
+			force = true
+		}
+	}
+	return checkOutput(*sf.out, outStage, force, input{"--in", *sf.in})
 }
 
 func runFitReader(args []string, stdout, stderr io.Writer) error {
@@ -704,6 +713,7 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 	baselines := fs.Bool("baselines", false, "also tune the gating baselines")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	asJSON := fs.Bool("json", false, "print the stages' summaries as one JSON object (progress stays on stderr)")
+	force := fs.Bool("force", false, "replace BUNDLE and its intermediates if they exist (without it an existing one is refused)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -719,15 +729,23 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 		q = []string{"--quiet"}
 	}
 	wm, rd, rk := *out+".wm", *out+".reader", *out+".risk"
+	for _, p := range []string{*out, wm, rd, rk} {
+		if err := checkOutput(p, outStage, *force, input{"--in", *in}, input{"--calib", *calibPath}, input{"--opq", *opqPath}, input{"--probe", *probe}); err != nil {
+			return err
+		}
+	}
+	// Every output was checked above: the stages may write over their own
+	// intermediates (and a refused file was refused already).
+	qf := append(slices.Clip(q), "--force")
 	stages := []struct {
 		name string
 		run  func([]string, io.Writer, io.Writer) error
 		args []string
 	}{
 		{"wm", runFitWM, append([]string{"--in", *in, "--out", wm, "--preset", *preset, "--steps", fmt.Sprint(*steps), "--opq", *opqPath}, q...)},
-		{"reader", runFitReader, append([]string{"--model", wm, "--in", *in, "--out", rd, "--probe", *probe}, q...)},
-		{"risk", runFitRisk, append([]string{"--model", rd, "--in", *calibPath, "--out", rk}, q...)},
-		{"lambda", runFitLambda, append([]string{"--model", rk, "--in", *calibPath, "--out", *out, "--epsilon", fmt.Sprint(*epsilon), fmt.Sprintf("--baselines=%v", *baselines)}, q...)},
+		{"reader", runFitReader, append([]string{"--model", wm, "--in", *in, "--out", rd, "--probe", *probe}, qf...)},
+		{"risk", runFitRisk, append([]string{"--model", rd, "--in", *calibPath, "--out", rk}, qf...)},
+		{"lambda", runFitLambda, append([]string{"--model", rk, "--in", *calibPath, "--out", *out, "--epsilon", fmt.Sprint(*epsilon), fmt.Sprintf("--baselines=%v", *baselines)}, qf...)},
 	}
 	if !*asJSON {
 		for _, s := range stages {

@@ -356,7 +356,7 @@ func idealRate(b *model.Bundle, pred worldmodel.Predictor, path string) (bits fl
 	var eps []*trajectory.Episode
 	for {
 		ep, err := r.Next()
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF { // the bare sentinel: a damaged file's error may wrap io.EOF
 			break
 		}
 		if err != nil {
@@ -389,7 +389,7 @@ func readCodesFrom(b *model.Bundle, path string) ([]*trajectory.Episode, error) 
 	var eps []*trajectory.Episode
 	for {
 		ep, err := r.Next()
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF { // the bare sentinel: a damaged file's error may wrap io.EOF
 			return eps, nil
 		}
 		if err != nil {
@@ -412,8 +412,32 @@ func openCodes(b *model.Bundle, path string) (*trajectory.Reader, error) {
 // states quantized through q as each row is read, or codes made by q (by
 // its digest, where the file records one). whose names q in errors.
 func openCodesWith(q *opq.Quantizer, whose, path string) (*trajectory.Reader, error) {
+	return openCodesMeter(q, whose, path, nil)
+}
+
+// openCodesMeter is openCodesWith that also adds every state it quantizes,
+// with its reconstruction, to meter (when not nil).
+func openCodesMeter(q *opq.Quantizer, whose, path string, meter *opq.QualityMeter) (*trajectory.Reader, error) {
 	enc := q.NewEncoder()
-	r, err := trajectory.Open(path, append(trajOpts(), trajectory.WithQuantize(q.Shape().Codes, enc.EncodeBatch))...)
+	quant := enc.EncodeBatch
+	if meter != nil {
+		sl := q.Shape().StateLen()
+		var rec []float32
+		quant = func(dst []uint8, states []float32) error {
+			if err := enc.EncodeBatch(dst, states); err != nil {
+				return err
+			}
+			rec = append(rec[:0], make([]float32, len(states))...)
+			if err := enc.DecodeBatch(rec, dst); err != nil {
+				return err
+			}
+			for i := 0; i+sl <= len(states); i += sl {
+				meter.Add(states[i:i+sl], rec[i:i+sl])
+			}
+			return nil
+		}
+	}
+	r, err := trajectory.Open(path, append(trajOpts(), trajectory.WithQuantize(q.Shape().Codes, quant))...)
 	if err != nil {
 		return nil, err
 	}

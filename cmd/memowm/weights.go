@@ -89,6 +89,7 @@ func runWeightsExport(args []string, stdout, stderr io.Writer) error {
 			"and JAX read it; 'memowm weights import' reads it back bit for bit.", stdout)
 	bundlePath := fs.String("model", "", "model bundle whose world model to export (required)")
 	out := fs.String("out", "", "safetensors file to write, named .safetensors (required)")
+	force := fs.Bool("force", false, forceHelp)
 	asJSON := fs.Bool("json", false, "print a JSON summary with every tensor's name, shape, offsets and SHA-256")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -100,7 +101,7 @@ func runWeightsExport(args []string, stdout, stderr io.Writer) error {
 	if *bundlePath == "" || *out == "" {
 		return usagef("--model and --out are required")
 	}
-	if err := checkOutput(*out, outWeights, input{"--model", *bundlePath}); err != nil {
+	if err := checkOutput(*out, outWeights, *force, input{"--model", *bundlePath}); err != nil {
 		return err
 	}
 	if err := checkSafetensorsName("--out", *out); err != nil {
@@ -146,6 +147,7 @@ func runWeightsImport(args []string, stdout, stderr io.Writer) error {
 	bundlePath := fs.String("model", "", "model bundle to copy (required)")
 	in := fs.String("in", "", "safetensors file with the weights (required)")
 	out := fs.String("out", "", "new bundle to write, .mwb (required)")
+	force := fs.Bool("force", false, forceHelp)
 	preset := fs.String("preset", "", "architecture of a file without \"memowm.config\", a preset that must be the bundle's (default: the bundle's configuration)")
 	asJSON := fs.Bool("json", false, "print a JSON summary")
 	pos, err := parse(fs, args)
@@ -161,7 +163,7 @@ func runWeightsImport(args []string, stdout, stderr io.Writer) error {
 	if err := checkSafetensorsName("--in", *in); err != nil {
 		return err
 	}
-	if err := checkOutput(*out, outBundle, input{"--model", *bundlePath}, input{"--in", *in}); err != nil {
+	if err := checkOutput(*out, outBundle, *force, input{"--model", *bundlePath}, input{"--in", *in}); err != nil {
 		return err
 	}
 	want := worldmodel.Config{}

@@ -157,6 +157,14 @@ func NoReplace(path string) {
 	state.noReplace[key(path)] = true
 }
 
+// AllowReplace lifts NoReplace's mark from path: Commit renames over it
+// again (a command given --force).
+func AllowReplace(path string) {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	delete(state.noReplace, key(path))
+}
+
 // key is how NoReplace remembers a path: absolute and clean.
 func key(path string) string {
 	if abs, err := filepath.Abs(path); err == nil {

@@ -164,3 +164,17 @@ func TestNoReplace(t *testing.T) {
 		t.Fatalf("unmarked target: %q", b)
 	}
 }
+
+// TestAllowReplace: AllowReplace lifts NoReplace's mark.
+func TestAllowReplace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	NoReplace(path)
+	os.WriteFile(path, []byte("old"), 0o644)
+	AllowReplace(path)
+	if err := Write(path, func(w io.Writer) error { _, err := w.Write([]byte("new")); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "new" {
+		t.Fatalf("%q", b)
+	}
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/memowm/memowm/codec"
+	"github.com/memowm/memowm/opq"
+	"github.com/memowm/memowm/trajectory"
+)
+
+// stateQuality is what encode says of the states a memory file gives back:
+// measured on this input, against the states it read (or, for a codes file,
+// against the states its codes decode to), in the file's reconstruction
+// (every kept code, and the model's fill where a code was omitted).
+type stateQuality struct {
+	opq.Quality
+	// Against is what the decoded states were compared with: "input
+	// states" or "input codes' states" (a codes file has no states).
+	Against string
+}
+
+// reconSpill keeps a lossy encode's reconstructed codes (one byte per code,
+// in the order the episodes were written) in a temporary file, so that
+// their quality is measured after the encode in bounded memory, whatever
+// the file's length.
+type reconSpill struct {
+	f    *os.File
+	w    *bufio.Writer
+	rows int
+	nc   int
+}
+
+func newReconSpill(dir string, codes int) (*reconSpill, error) {
+	f, err := os.CreateTemp(dir, ".memowm-recon-*")
+	if err != nil {
+		f, err = os.CreateTemp("", ".memowm-recon-*")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("measuring the decoded states: %w", err)
+	}
+	return &reconSpill{f: f, w: bufio.NewWriterSize(f, 1<<20), nc: codes}, nil
+}
+
+// add appends the reconstructions of written episodes.
+func (s *reconSpill) add(st []codec.EpisodeStats) error {
+	for _, e := range st {
+		for _, row := range e.Recon {
+			if len(row) != s.nc {
+				return fmt.Errorf("measuring the decoded states: episode %d has %d codes per state, want %d", e.ID, len(row), s.nc)
+			}
+			if _, err := s.w.Write(row); err != nil {
+				return fmt.Errorf("measuring the decoded states: %w", err)
+			}
+			s.rows++
+		}
+	}
+	return nil
+}
+
+func (s *reconSpill) close() {
+	s.f.Close()
+	os.Remove(s.f.Name())
+}
+
+// measure reads the input trajectories in again and compares every state
+// with its reconstruction in the spill, decoded through q. The episodes
+// must come in the order they were written.
+func (s *reconSpill) measure(q *opq.Quantizer, in string) (stateQuality, error) {
+	if err := s.w.Flush(); err != nil {
+		return stateQuality{}, fmt.Errorf("measuring the decoded states: %w", err)
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return stateQuality{}, fmt.Errorf("measuring the decoded states: %w", err)
+	}
+	rd := bufio.NewReaderSize(s.f, 1<<20)
+	sl, nc := q.Shape().StateLen(), q.Shape().Codes
+	enc := q.NewEncoder()
+	meter := opq.NewQualityMeter(sl)
+	var codes []uint8
+	var rec, ref []float32
+	read := 0
+	// next decodes the next n reconstructions into rec.
+	next := func(n int) error {
+		if read+n > s.rows {
+			return fmt.Errorf("measuring the decoded states: %s holds more states than were encoded (%d)", in, s.rows)
+		}
+		codes = append(codes[:0], make([]uint8, n*nc)...)
+		if _, err := io.ReadFull(rd, codes); err != nil {
+			return fmt.Errorf("measuring the decoded states: %w", err)
+		}
+		read += n
+		rec = append(rec[:0], make([]float32, n*sl)...)
+		return enc.DecodeBatch(rec, codes)
+	}
+	sq := stateQuality{Against: "input states"}
+	// States are compared as the reader meets them (WithQuantize), so no
+	// episode is ever held as states; the codes it makes are not needed.
+	r, err := trajectory.Open(in, append(trajOpts(), trajectory.WithQuantize(nc, func(_ []uint8, states []float32) error {
+		n := len(states) / sl
+		if err := next(n); err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ {
+			meter.Add(states[i*sl:(i+1)*sl], rec[i*sl:(i+1)*sl])
+		}
+		return nil
+	}))...)
+	if err != nil {
+		return stateQuality{}, err
+	}
+	defer r.Close()
+	codesIn := r.Meta().Content == trajectory.Codes
+	if codesIn {
+		sq.Against = "input codes' states"
+	}
+	r.SetCompact(true)
+	r.SetFacts(false)
+	var row []uint8
+	for {
+		ep, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return stateQuality{}, err
+		}
+		if !codesIn {
+			continue
+		}
+		for t := 0; t < ep.Len(); t++ {
+			row = ep.CodesAt(row, t)
+			ref = append(ref[:0], make([]float32, sl)...)
+			if err := enc.DecodeBatch(ref, row); err != nil {
+				return stateQuality{}, err
+			}
+			if err := next(1); err != nil {
+				return stateQuality{}, err
+			}
+			meter.Add(ref, rec)
+		}
+	}
+	if read != s.rows {
+		return stateQuality{}, fmt.Errorf("measuring the decoded states: %s holds %d states, %d were encoded", in, read, s.rows)
+	}
+	sq.Quality = meter.Quality()
+	return sq, nil
+}

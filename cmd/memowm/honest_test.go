@@ -1,0 +1,201 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memowm/memowm/opq"
+	"github.com/memowm/memowm/trajectory"
+)
+
+// TestNoClobber: a writing verb refuses an existing --out (exit 2, the file
+// untouched) unless --force; a stage may update its --model in place.
+func TestNoClobber(t *testing.T) {
+	dir := t.TempDir()
+	traj := filepath.Join(dir, "t.arrow")
+	sim := []string{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"}
+	if code, _, errs := memowm(t, sim...); code != 0 {
+		t.Fatal(errs)
+	}
+	before, _ := os.ReadFile(traj)
+	code, _, errs := memowm(t, append(sim[:len(sim):len(sim)], "--seed", "9")...)
+	if code != 2 || !strings.Contains(errs, "exists") || !strings.Contains(errs, "--force") {
+		t.Fatalf("sim over an existing file: %d %s", code, errs)
+	}
+	if after, _ := os.ReadFile(traj); string(after) != string(before) {
+		t.Fatal("the refused run changed the file")
+	}
+	if code, _, errs := memowm(t, append(sim[:len(sim):len(sim)], "--seed", "9", "--force")...); code != 0 {
+		t.Fatalf("--force: %s", errs)
+	}
+	if after, _ := os.ReadFile(traj); string(after) == string(before) {
+		t.Fatal("--force did not replace the file")
+	}
+	for _, args := range [][]string{
+		{"fit", "opq", "--in", traj, "--out", traj + ".opq", "--quiet"},
+		{"quantize", "--opq", traj + ".opq", "--in", traj, "--out", filepath.Join(dir, "c.arrow"), "--quiet"},
+		{"fit", "--in", traj, "--out", filepath.Join(dir, "b.mwb"), "--preset", "tiny", "--quiet"},
+		{"encode", "--model", filepath.Join(dir, "b.mwb"), "--in", traj, "--out", filepath.Join(dir, "m.mwm"), "--quiet"},
+		{"decode", "--model", filepath.Join(dir, "b.mwb"), "--in", filepath.Join(dir, "m.mwm"), "--out", filepath.Join(dir, "d.arrow"), "--quiet"},
+	} {
+		if code, out, errs := memowm(t, args...); code != 0 {
+			t.Fatalf("%v: %s%s", args, out, errs)
+		}
+		if code, _, errs := memowm(t, args...); code != 2 || !strings.Contains(errs, "--force") {
+			t.Fatalf("%v again: %d %s", args, code, errs)
+		}
+		if code, out, errs := memowm(t, append(args, "--force")...); code != 0 {
+			t.Fatalf("%v --force: %s%s", args, out, errs)
+		}
+	}
+}
+
+// TestLossyEncodeMeasuresDecodedStates: a lossy encode reports the quality
+// of the states the file gives back, which is what decode --what states
+// then gives (the same R^2 to the last bit), and below the lossless file's.
+func TestLossyEncodeMeasuresDecodedStates(t *testing.T) {
+	dir := t.TempDir()
+	traj, bundle := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "b.mwb")
+	for _, c := range [][]string{
+		{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"},
+		{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
+	} {
+		if code, out, errs := memowm(t, c...); code != 0 {
+			t.Fatalf("%v: %s%s", c, out, errs)
+		}
+	}
+	encode := func(name string, extra ...string) accounting {
+		t.Helper()
+		args := append([]string{"encode", "--model", bundle, "--in", traj, "--out", filepath.Join(dir, name), "--quiet", "--json"}, extra...)
+		code, out, errs := memowm(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: %s%s", args, out, errs)
+		}
+		var a accounting
+		if err := json.Unmarshal([]byte(out), &a); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		if a.StatesR2 == nil || a.StatesMSE == nil || a.StatesMeasured != 84 || a.StatesAgainst != "input states" {
+			t.Fatalf("%v: no measured states quality: %s", args, out)
+		}
+		return a
+	}
+	lossless := encode("lossless.mwm", "--lambda", "0")
+	// The untrained tiny model predicts near-uniform tables (H about 6
+	// bits): --min-entropy 6.5 omits what it predicts, keeping z_0.
+	lossy := encode("lossy.mwm", "--min-entropy", "6.5")
+	if lossy.KeptFraction >= 1 {
+		t.Fatalf("--min-entropy 6.5 kept %.4f: the test needs a lossy file", lossy.KeptFraction)
+	}
+	if !(*lossy.StatesR2 < *lossless.StatesR2) || !(*lossy.StatesMSE > *lossless.StatesMSE) {
+		t.Fatalf("lossy R^2 %.4f MSE %.4g vs lossless %.4f %.4g", *lossy.StatesR2, *lossy.StatesMSE, *lossless.StatesR2, *lossless.StatesMSE)
+	}
+	// Measured independently: decode the states and compare with the input.
+	for _, c := range []struct {
+		name string
+		a    accounting
+	}{{"lossless", lossless}, {"lossy", lossy}} {
+		dec := filepath.Join(dir, c.name+"-states.arrow")
+		if code, out, errs := memowm(t, "decode", "--model", bundle, "--in", filepath.Join(dir, c.name+".mwm"), "--out", dec, "--what", "states", "--quiet"); code != 0 {
+			t.Fatalf("decode: %s%s", out, errs)
+		}
+		q := statesQuality(t, traj, dec)
+		if q.States != 84 || q.R2 != *c.a.StatesR2 || q.MSE != *c.a.StatesMSE {
+			t.Fatalf("%s: encode says R^2 %v MSE %v, decoded states give %+v", c.name, *c.a.StatesR2, *c.a.StatesMSE, q)
+		}
+	}
+	// The text says what was measured.
+	code, out, errs := memowm(t, "encode", "--model", bundle, "--in", traj, "--out", filepath.Join(dir, "lossy2.mwm"), "--quiet", "--min-entropy", "6.5")
+	if code != 0 || !strings.Contains(out, "decoded states (") || !strings.Contains(out, "vs the input states: R^2 ") {
+		t.Fatalf("lossy text: %d %s%s", code, out, errs)
+	}
+}
+
+// statesQuality compares two states files episode by episode.
+func statesQuality(t *testing.T, want, got string) opq.Quality {
+	t.Helper()
+	a, err := trajectory.Open(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := trajectory.Open(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var m *opq.QualityMeter
+	for {
+		ea, erra := a.Next()
+		eb, errb := b.Next()
+		if erra == io.EOF && errb == io.EOF {
+			break
+		}
+		if erra != nil || errb != nil {
+			t.Fatal(erra, errb)
+		}
+		if ea.ID != eb.ID || len(ea.States) != len(eb.States) {
+			t.Fatalf("episodes %d (%d states) and %d (%d)", ea.ID, len(ea.States), eb.ID, len(eb.States))
+		}
+		for i := range ea.States {
+			if m == nil {
+				m = opq.NewQualityMeter(len(ea.States[i]))
+			}
+			m.Add(ea.States[i], eb.States[i])
+		}
+	}
+	return m.Quality()
+}
+
+// TestInspectDetectsDamage: inspect checks the header, the index and every
+// episode's section checksum, so a bit flipped anywhere in a memory file
+// makes it fail (exit 1) instead of printing a normal summary.
+func TestInspectDetectsDamage(t *testing.T) {
+	dir := t.TempDir()
+	traj, bundle, mem := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "b.mwb"), filepath.Join(dir, "m.mwm")
+	for _, c := range [][]string{
+		{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"},
+		{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
+		{"encode", "--model", bundle, "--in", traj, "--out", mem, "--quiet"},
+	} {
+		if code, out, errs := memowm(t, c...); code != 0 {
+			t.Fatalf("%v: %s%s", c, out, errs)
+		}
+	}
+	if code, out, errs := memowm(t, "inspect", mem); code != 0 || !strings.Contains(out, "every episode's section checksum") {
+		t.Fatalf("intact file: %d %s%s", code, out, errs)
+	}
+	good, err := os.ReadFile(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.mwm")
+	// Every byte of the first and last 256 (header, index, footer), and
+	// about 1,000 spread over the sections.
+	step := len(good)/1000 + 1
+	if testing.Short() {
+		step *= 8
+	}
+	missed := 0
+	for i := 0; i < len(good); i++ {
+		if i >= 256 && i < len(good)-256 && i%step != 0 {
+			continue
+		}
+		d := append([]byte(nil), good...)
+		d[i] ^= 1 << (i % 8)
+		if err := os.WriteFile(bad, d, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, _ := memowm(t, "inspect", bad); code == 0 {
+			missed++
+			t.Errorf("a flip of bit %d of byte %d of %d: inspect exits 0", i%8, i, len(good))
+		}
+		if missed > 5 {
+			t.FailNow()
+		}
+	}
+}
