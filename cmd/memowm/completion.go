@@ -39,6 +39,10 @@ _memowm() {
     return
   fi
   verb="${COMP_WORDS[1]}"
+  if [ "${COMP_WORDS[COMP_CWORD-1]}" = "--stage" ]; then
+    COMPREPLY=($(compgen -W %q -- "$cur"))
+    return
+  fi
   if [ "$COMP_CWORD" -eq 2 ] && [[ "$cur" != -* ]]; then
     case "$verb" in
 %s    esac
@@ -53,7 +57,7 @@ _memowm() {
   fi
 }
 complete -o filenames -F _memowm memowm
-`, strings.Join(names, " "), subCases.String(), cases.String())
+`, strings.Join(names, " "), strings.Join(fitStages, " "), subCases.String(), cases.String())
 	if pos[0] == "zsh" {
 		script = "#compdef memowm\n# memowm completion for zsh (memowm completion zsh), through bash's\nautoload -U +X bashcompinit && bashcompinit\n" + script
 	}
@@ -64,7 +68,26 @@ complete -o filenames -F _memowm memowm
 // subVerbs are the sub-verbs of the verbs that have them and list their
 // flags under each sub-verb's -h: the script completes the sub-verb, and a
 // verb's flags are those of all its sub-verbs.
-var subVerbs = map[string][]string{"weights": weightsSubVerbs}
+var subVerbs = map[string][]string{"weights": weightsSubVerbs, "record": {"web", "tty"}, "model": {"info", "init"}, "fit": {"opq"}}
+
+// fitStages are the values of fit's --stage, whose flags fit's completion
+// lists besides those of a whole bundle's fit.
+var fitStages = []string{"opq", "wm", "reader", "risk", "lambda", "all"}
+
+// helpVariants are the argument prefixes whose -h lists a verb's flags:
+// each sub-verb, and each of fit's stages.
+func helpVariants(verb string) [][]string {
+	var out [][]string
+	for _, sub := range subVerbs[verb] {
+		out = append(out, []string{sub})
+	}
+	if verb == "fit" {
+		for _, st := range fitStages {
+			out = append(out, []string{"--stage", st})
+		}
+	}
+	return out
+}
 
 // helpSeen, when set, receives every flag set whose -h is parsed
 // (completionWords reads the verbs' flags that way).
@@ -80,10 +103,13 @@ func completionWords() ([]string, map[string][]string) {
 		set := map[string]bool{}
 		helpSeen = func(fs *flag.FlagSet) { fs.VisitAll(func(f *flag.Flag) { set["--"+f.Name] = true }) }
 		v.run([]string{"-h"}, io.Discard, io.Discard)
-		for _, sub := range subVerbs[v.name] {
-			v.run([]string{sub, "-h"}, io.Discard, io.Discard)
+		for _, pre := range helpVariants(v.name) {
+			v.run(append(pre, "-h"), io.Discard, io.Discard)
 		}
 		helpSeen = nil
+		if v.name == "fit" {
+			set["--stage"] = true
+		}
 		for f := range set {
 			flags[v.name] = append(flags[v.name], f)
 		}

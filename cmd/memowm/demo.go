@@ -220,9 +220,6 @@ func runDemo(args []string, stdout, stderr io.Writer) (err error) {
 	return nil
 }
 
-// generalRows names the bench's general-purpose compressor rows
-// (best-general is a copy of the smallest of them).
-var generalRows = map[string]bool{"zstd": true, "zstd-long": true, "xz": true}
 
 // demoConclusion states what the bench report's numbers support: the
 // smallest file, memowm's best row against the best general-purpose
@@ -239,7 +236,7 @@ func demoConclusion(rep *bench.Report, wmSteps, trainEpisodes int) []string {
 				mixNoWM = m
 			}
 			continue
-		case generalRows[m.Name]:
+		case bench.IsGeneral(m.Name):
 			if gen == nil || m.BitsPerObs < gen.BitsPerObs {
 				gen = m
 			}

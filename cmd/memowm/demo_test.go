@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/memowm/memowm/bench"
 	"math"
 	"os"
 	"path/filepath"
@@ -77,7 +78,7 @@ func TestDemoKeepsNothing(t *testing.T) {
 		if best == "" || v < bestV {
 			best, bestV = name, v
 		}
-		if (name == "zstd" || name == "zstd-long" || name == "xz") && (gen == "" || v < genV) {
+		if bench.IsGeneral(name) && (gen == "" || v < genV) {
 			gen, genV = name, v
 		}
 	}

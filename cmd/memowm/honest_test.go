@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -196,6 +198,58 @@ func TestInspectDetectsDamage(t *testing.T) {
 		}
 		if missed > 5 {
 			t.FailNow()
+		}
+	}
+}
+
+// TestCompletionSubVerbs: bash completion offers fit's --stage and its
+// values, and record's and model's sub-verbs (not file names), as bash
+// itself computes them.
+func TestCompletionSubVerbs(t *testing.T) {
+	code, script, _ := memowm(t, "completion", "bash")
+	if code != 0 {
+		t.Fatal(code)
+	}
+	path := filepath.Join(t.TempDir(), "c.sh")
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ words, want string }{
+		{"memowm fit --s", "--stage"},
+		{"memowm fit --stage ", "opq wm reader risk lambda all"},
+		{"memowm record ", "web tty"},
+		{"memowm model ", "info init"},
+		{"memowm weights ", "export import"},
+	} {
+		words := strings.Fields(c.words)
+		if strings.HasSuffix(c.words, " ") {
+			words = append(words, "")
+		}
+		quoted := make([]string, len(words))
+		for i, w := range words {
+			quoted[i] = "'" + w + "'"
+		}
+		cmd := exec.Command("bash", "-c", fmt.Sprintf(`source %s; COMP_WORDS=(%s); COMP_CWORD=%d; _memowm; echo "${COMPREPLY[@]}"`, path, strings.Join(quoted, " "), len(words)-1))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%q: %v %s", c.words, err, out)
+		}
+		if !strings.Contains(string(out), c.want) {
+			t.Errorf("%q completes to %q, want %q among them", c.words, strings.TrimSpace(string(out)), c.want)
+		}
+	}
+}
+
+// TestStdinRefused: "-" as an input file is refused with the alternative.
+func TestStdinRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"encode", "--model", "b.mwb", "--in", "-", "--out", "m.mwm"},
+		{"inspect", "-"},
+		{"fit", "opq", "--in", "-", "--out", "q.opq"},
+	} {
+		code, _, errs := memowm(t, args...)
+		if code != 2 || !strings.Contains(errs, "does not read standard input") || !strings.Contains(errs, "save the stream to a file") {
+			t.Errorf("%v: %d %s", args, code, errs)
 		}
 	}
 }
