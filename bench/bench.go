@@ -17,7 +17,7 @@ import (
 // Row is one method's result.
 type Row struct {
 	Name             string   `json:"name"`
-	BitsPerObs       float64  `json:"bits_per_obs"`
+	BitsPerObs       float64  `json:"file_bits_per_obs"`
 	IdealBitsPerObs  float64  `json:"ideal_bits_per_obs"`
 	ActionBitsPerObs float64  `json:"action_bits_per_obs"`
 	DeltaNLLBits     *float64 `json:"delta_nll_bits"` // 0 for lossless rows; null when unmeasured

@@ -97,7 +97,7 @@ func runFitBundle(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *asJSON {
-		if err := writeJSON(stdout, map[string]any{"out": *out, "bytes": st.Size(), "sha256": b.HashString(), "preset": cfg.Preset,
+		if err := writeJSON(stdout, map[string]any{"out": *out, "file_bytes": st.Size(), "bundle_sha256": b.HashString(), "preset": cfg.Preset,
 			"params": cfg.NumParams(), "seed": *seed, "codewords": q.Codewords(), "precision": b.Precision, "training": b.Training}); err != nil {
 			return err
 		}
@@ -324,7 +324,8 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	if bst, err := os.Stat(*bundlePath); err == nil && acc.Observations > 0 {
 		acc.BundleBytes = bst.Size()
 		acc.QuantizerBytes, _ = b.OPQ.WriteTo(io.Discard)
-		acc.AmortisedBits = acc.FileBitsPerObs + float64(acc.BundleBytes*8)/float64(acc.Observations)
+		acc.BundleBits = float64(acc.BundleBytes*8) / float64(acc.Observations)
+		acc.AmortisedBits = acc.FileBitsPerObs + acc.BundleBits
 	}
 	if *asJSON {
 		e := json.NewEncoder(stdout)
@@ -378,16 +379,18 @@ type accounting struct {
 	StateBitsPerObs float64 `json:"state_bits_per_obs"`
 	ActionBitsObs   float64 `json:"action_bits_per_obs"`
 	PayloadBitsObs  float64 `json:"payload_bits_per_obs"`  // physical: packed z_0 + coder streams
-	FileBitsPerObs  float64 `json:"physical_bits_per_obs"` // physical: the whole file
+	FileBitsPerObs  float64 `json:"file_bits_per_obs"`     // physical: the whole file
 	FileBytes       int64   `json:"file_bytes"`
 	EncodeObsPerSec float64 `json:"encode_obs_per_s,omitempty"`
 	FixedWidthBits  int     `json:"fixed_width_bits_per_obs"`
 	// The shared model (the paper's S = B_shared/N + R): the bundle's bytes,
-	// of them the quantizer's, and the whole file plus the bundle spread
-	// over these observations. Set by encode, which knows the bundle.
+	// of them the quantizer's, the bundle spread over these observations
+	// (B/N), and the whole file plus it (S). Set by encode, which knows the
+	// bundle.
 	BundleBytes    int64   `json:"bundle_bytes,omitempty"`
 	QuantizerBytes int64   `json:"quantizer_bytes,omitempty"`
-	AmortisedBits  float64 `json:"amortised_bits_per_obs,omitempty"`
+	BundleBits     float64 `json:"bundle_bits_per_obs,omitempty"`
+	AmortisedBits  float64 `json:"with_bundle_bits_per_obs,omitempty"`
 	// QuantizerR2 is the held-out R^2 the bundle's quantizer recorded when
 	// it was fitted (fit opq --eval); nil when it recorded none. Lossless
 	// codes give back the states only as well as that.
@@ -572,7 +575,7 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 	el := time.Since(start).Seconds()
 	if *asJSON {
 		return writeJSON(stdout, map[string]any{"in": *in, "out": *out, "what": *what, "episodes": len(which),
-			"observations": obs, "seconds": el, "obs_per_s": float64(obs) / el, "checksums_hold": true})
+			"observations": obs, "seconds": el, "decode_obs_per_s": float64(obs) / el, "checksums_hold": true})
 	}
 	fmt.Fprintf(stdout, "decoded %s, %s from %s into %s (%s) in %.1f s (%.1f obs/s); every checksum holds\n",
 		count(len(which), "episode"), count(obs, "observation"), *in, *out, *what, el, float64(obs)/el)
@@ -623,7 +626,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		ID    int64  `json:"id"`
 		Error string `json:"error"`
 	}
-	var damages []damage
+	damages := []damage{} // a list in JSON even when empty
 	for lo := 0; lo < n; lo += *batch {
 		which := make([]int, 0, *batch)
 		for i := lo; i < min(n, lo+*batch); i++ {
@@ -650,8 +653,8 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	}
 	el := time.Since(start).Seconds()
 	if *asJSON {
-		if err := writeJSON(stdout, map[string]any{"file": pos[0], "episodes": n, "intact_episodes": n - len(damaged),
-			"intact_observations": obs, "damaged": damages, "seconds": el}); err != nil {
+		if err := writeJSON(stdout, map[string]any{"in": pos[0], "episodes": n, "intact_episodes": n - len(damaged),
+			"intact_observations": obs, "damaged": damages, "seconds": el, "decode_obs_per_s": float64(obs) / el}); err != nil {
 			return err
 		}
 	}
@@ -706,10 +709,10 @@ func inspectMemory(path string, asJSON bool, stdout io.Writer) error {
 		e := json.NewEncoder(stdout)
 		e.SetIndent("", "  ")
 		return e.Encode(map[string]any{
-			"path": path, "kind": "memory", "version": codec.Version, "bundle_sha256": fmt.Sprintf("%x", h.Bundle),
+			"in": path, "kind": "memory", "version": codec.Version, "bundle_sha256": fmt.Sprintf("%x", h.Bundle), "file_bytes": r.Size(),
 			"profile": h.Profile, "precision": h.Precision, "slots": h.Slots, "subspaces": h.Subspaces, "codewords": h.Codewords,
 			"slot_repeat": h.SlotRepeat, "prior": priorName(h.Mix),
-			"accounting": a, "episodes": eps,
+			"accounting": a, "episodes": len(eps), "per_episode": eps,
 		})
 	}
 	fmt.Fprintf(stdout, "file          %s (memory file, format %d, %s)\n", path, codec.Version, humanBytes(r.Size()))
@@ -740,7 +743,7 @@ func inspectBundle(path string, asJSON bool, stdout io.Writer) error {
 		e := json.NewEncoder(stdout)
 		e.SetIndent("", "  ")
 		return e.Encode(map[string]any{
-			"path": path, "kind": "bundle", "version": model.Version, "size_bytes": st.Size(), "sha256": b.HashString(),
+			"in": path, "kind": "bundle", "version": model.Version, "file_bytes": st.Size(), "bundle_sha256": b.HashString(),
 			"profile": b.Profile, "precision": b.Precision, "policy": b.Policy, "reader": b.Reader != nil,
 			"training": b.Training, "trained": b.Training.Complete(),
 			"opq":         map[string]any{"shape": b.OPQ.Shape(), "codewords": b.OPQ.Codewords(), "books": b.OPQ.Books(), "info": b.OPQ.Info()},

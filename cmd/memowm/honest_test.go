@@ -253,3 +253,21 @@ func TestStdinRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestInspectNamedLikeOwnFormat: an empty or foreign file named .mwm, .mwb
+// or .opq is explained, not called an unknown trajectory extension.
+func TestInspectNamedLikeOwnFormat(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, data, want string }{
+		{"e.mwm", "", "named like a memory file but is empty"},
+		{"g.mwb", "garbage\n", "named like a model bundle but does not start with its magic"},
+		{"g.opq", "garbage\n", "named like a quantizer file"},
+	} {
+		p := filepath.Join(dir, c.name)
+		os.WriteFile(p, []byte(c.data), 0o644)
+		code, _, errs := memowm(t, "inspect", p)
+		if code != 1 || !strings.Contains(errs, c.want) || strings.Contains(errs, "unknown extension") {
+			t.Errorf("%s: %d %s", c.name, code, errs)
+		}
+	}
+}

@@ -36,7 +36,7 @@ func TestCodesNameTheirQuantizer(t *testing.T) {
 		t.Fatalf("encode summary: %d\n%s%s", code, out, errs)
 	}
 	code, out, _ = memowm(t, "encode", "--model", p("a.mwb"), "--in", p("c.arrow"), "--out", p("j.mwm"), "--quiet", "--json")
-	if code != 0 || !strings.Contains(out, `"bundle_bytes": `) || !strings.Contains(out, `"amortised_bits_per_obs": `) {
+	if code != 0 || !strings.Contains(out, `"bundle_bytes": `) || !strings.Contains(out, `"with_bundle_bits_per_obs": `) {
 		t.Fatalf("encode --json: %d\n%s", code, out)
 	}
 	// quantize renames the questions into place with the codes, and a stale

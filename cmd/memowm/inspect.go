@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -33,6 +34,9 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		return inspectMemory(pos[0], *asJSON, stdout)
 	case model.IsFile(pos[0]):
 		return inspectBundle(pos[0], *asJSON, stdout)
+	}
+	if err := notByMagic(pos[0]); err != nil {
+		return err
 	}
 	sum, err := trajectory.Summarize(pos[0], trajOpts()...)
 	if err != nil {
@@ -113,4 +117,22 @@ func wrap(parts []string, indent, width int) string {
 		return "none"
 	}
 	return b.String()
+}
+
+// notByMagic explains a file named like one of memowm's own formats (.mwm,
+// .mwb, .opq) that does not start with that format's magic: empty, cut
+// short, damaged at its start, or not written by memowm.
+func notByMagic(path string) error {
+	what := map[string]string{".mwm": "a memory file", ".mwb": "a model bundle", ".opq": "a quantizer file"}[strings.ToLower(filepath.Ext(path))]
+	if what == "" {
+		return nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if st.Size() == 0 {
+		return fmt.Errorf("%s is named like %s but is empty (0 bytes)", path, what)
+	}
+	return fmt.Errorf("%s is named like %s but does not start with its magic bytes (%s): damaged at its start, or not written by memowm", path, what, humanBytes(st.Size()))
 }

@@ -114,7 +114,7 @@ func (sf *stageFlags) finish(stdout io.Writer, b *model.Bundle, sum map[string]a
 		fmt.Fprintf(stdout, "wrote %s, bundle sha256 %s\n", *sf.out, b.HashString())
 		return nil
 	}
-	sum["out"], sum["sha256"] = *sf.out, b.HashString()
+	sum["out"], sum["bundle_sha256"] = *sf.out, b.HashString()
 	return writeJSON(stdout, sum)
 }
 

@@ -37,7 +37,7 @@ func TestStagesAndBench(t *testing.T) {
 		} `json:"compare"`
 		Methods []struct {
 			Name  string   `json:"name"`
-			Bits  float64  `json:"bits_per_obs"`
+			Bits  float64  `json:"file_bits_per_obs"`
 			Ideal float64  `json:"ideal_bits_per_obs"`
 			DNLL  *float64 `json:"delta_nll_bits"`
 		} `json:"methods"`
@@ -158,7 +158,7 @@ func TestFitAll(t *testing.T) {
 			Lambda struct {
 				Lambda    *float64 `json:"lambda"`
 				Rate      float64  `json:"rate_bits_per_obs"`
-				SHA256    string   `json:"sha256"`
+				SHA256    string   `json:"bundle_sha256"`
 				Out       string   `json:"out"`
 				Baselines []struct {
 					Gating string `json:"gating"`

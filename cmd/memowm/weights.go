@@ -124,7 +124,7 @@ func runWeightsExport(args []string, stdout, stderr io.Writer) error {
 	ts := exportedTensors(m)
 	if *asJSON {
 		return writeJSON(stdout, map[string]any{
-			"model": *bundlePath, "bundle_sha256": b.HashString(), "out": *out, "size_bytes": size, "sha256": sum,
+			"model": *bundlePath, "bundle_sha256": b.HashString(), "out": *out, "file_bytes": size, "sha256": sum,
 			"preset": cfg.Preset, "params": cfg.NumParams(), "config": cfg, "tensors": ts,
 		})
 	}
@@ -229,8 +229,8 @@ func runWeightsImport(args []string, stdout, stderr io.Writer) error {
 	}
 	if *asJSON {
 		return writeJSON(stdout, map[string]any{
-			"model": *bundlePath, "in": *in, "out": *out, "size_bytes": st.Size(), "sha256": nb.HashString(),
-			"previous_sha256": b.HashString(), "preset": cfg.Preset, "params": cfg.NumParams(),
+			"model": *bundlePath, "in": *in, "out": *out, "file_bytes": st.Size(), "bundle_sha256": nb.HashString(),
+			"previous_bundle_sha256": b.HashString(), "preset": cfg.Preset, "params": cfg.NumParams(),
 			"tensors": info.Tensors, "dtypes": info.Dtypes, "config_from": configFrom, "metadata": info.Metadata,
 			"changed_params": changed, "training": nb.Training, "previous_training": b.Training,
 		})

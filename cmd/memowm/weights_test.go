@@ -101,7 +101,7 @@ func TestWeightsExportImport(t *testing.T) {
 	}
 	var ex struct {
 		SHA256    string `json:"sha256"`
-		SizeBytes int64  `json:"size_bytes"`
+		SizeBytes int64  `json:"file_bytes"`
 		Params    int    `json:"params"`
 		Tensors   []struct {
 			Name        string   `json:"name"`
