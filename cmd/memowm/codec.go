@@ -378,8 +378,8 @@ type accounting struct {
 	IdealBitsPerObs float64 `json:"ideal_bits_per_obs"`
 	StateBitsPerObs float64 `json:"state_bits_per_obs"`
 	ActionBitsObs   float64 `json:"action_bits_per_obs"`
-	PayloadBitsObs  float64 `json:"payload_bits_per_obs"`  // physical: packed z_0 + coder streams
-	FileBitsPerObs  float64 `json:"file_bits_per_obs"`     // physical: the whole file
+	PayloadBitsObs  float64 `json:"payload_bits_per_obs"` // physical: packed z_0 + coder streams
+	FileBitsPerObs  float64 `json:"file_bits_per_obs"`    // physical: the whole file
 	FileBytes       int64   `json:"file_bytes"`
 	EncodeObsPerSec float64 `json:"encode_obs_per_s,omitempty"`
 	FixedWidthBits  int     `json:"fixed_width_bits_per_obs"`

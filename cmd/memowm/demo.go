@@ -220,7 +220,6 @@ func runDemo(args []string, stdout, stderr io.Writer) (err error) {
 	return nil
 }
 
-
 // demoConclusion states what the bench report's numbers support: the
 // smallest file, memowm's best row against the best general-purpose
 // compressor and the order-1 context model, the world model's own share,
