@@ -14,12 +14,12 @@ import (
 // rows it ran; or, when it was not found or does not run, why its rows are
 // missing.
 type ExternalTool struct {
-	Command string   `json:"command"`           // xz, zstd
-	Found   bool     `json:"found"`             // found on PATH and its --version ran
-	Path    string   `json:"path,omitempty"`    // where it was found
-	Version string   `json:"version,omitempty"` // the first line of 'COMMAND --version'
-	Rows    []string `json:"rows"`              // the rows it ran, or would have run
-	Note    string   `json:"note,omitempty"`    // why it did not run
+	Command string   `json:"command"`                // xz, zstd
+	Found   bool     `json:"found"`                  // found on PATH and its --version ran
+	Path    string   `json:"command_path,omitempty"` // where it was found
+	Version string   `json:"version,omitempty"`      // the first line of 'COMMAND --version'
+	Rows    []string `json:"rows"`                   // the rows it ran, or would have run
+	Note    string   `json:"note,omitempty"`         // why it did not run
 }
 
 // externalRow is one row run by an external command: the arguments that
