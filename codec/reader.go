@@ -36,11 +36,11 @@ type Reader struct {
 type EpisodeInfo struct {
 	ID           int64   `json:"id"`
 	Observations int     `json:"observations"`
-	Kept         uint64  `json:"kept"`        // coordinates stored for t >= 1
-	StateBits    float64 `json:"state_bits"`  // ideal bits of the states
-	ActionBits   float64 `json:"action_bits"` // ideal bits of the actions
-	Bytes        int64   `json:"bytes"`       // the section's size in the file
-	Payload      int64   `json:"payload"`     // of which packed z_0 and the coder stream
+	Kept         uint64  `json:"kept"`          // coordinates stored for t >= 1
+	StateBits    float64 `json:"state_bits"`    // ideal bits of the states
+	ActionBits   float64 `json:"action_bits"`   // ideal bits of the actions
+	Bytes        int64   `json:"section_bytes"` // the section's size in the file
+	Payload      int64   `json:"payload_bytes"` // of which packed z_0 and the coder stream
 }
 
 // Open reads the header, footer and index of the memory file at path.

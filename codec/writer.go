@@ -107,15 +107,15 @@ func CreateWith(path string, b *model.Bundle, p worldmodel.Predictor, policy mod
 type EpisodeStats struct {
 	ID           int64   `json:"id"`
 	Observations int     `json:"observations"`
-	Kept         uint64  `json:"kept"`        // coordinates stored for t >= 1
-	Coords       uint64  `json:"coords"`      // coordinates predicted for t >= 1
-	StateBits    float64 `json:"state_bits"`  // ideal: z_0 raw + sum of -log2 p of kept codes
-	ActionBits   float64 `json:"action_bits"` // ideal: B_aux, the actions
-	Bytes        int64   `json:"bytes"`       // physical: the episode's section in the file
-	Payload      int64   `json:"payload"`     // physical: packed z_0 and the coder stream, in bytes
-	Omitted      uint64  `json:"omitted"`     // coordinates filled instead of stored
-	Recovered    uint64  `json:"recovered"`   // omitted coordinates whose fill equals the true code
-	Repeated     uint64  `json:"repeated"`    // kept coordinates copied by a slot repeat flag (SlotRepeat)
+	Kept         uint64  `json:"kept"`          // coordinates stored for t >= 1
+	Coords       uint64  `json:"coords"`        // coordinates predicted for t >= 1
+	StateBits    float64 `json:"state_bits"`    // ideal: z_0 raw + sum of -log2 p of kept codes
+	ActionBits   float64 `json:"action_bits"`   // ideal: B_aux, the actions
+	Bytes        int64   `json:"section_bytes"` // physical: the episode's section in the file
+	Payload      int64   `json:"payload_bytes"` // physical: packed z_0 and the coder stream, in bytes
+	Omitted      uint64  `json:"omitted"`       // coordinates filled instead of stored
+	Recovered    uint64  `json:"recovered"`     // omitted coordinates whose fill equals the true code
+	Repeated     uint64  `json:"repeated"`      // kept coordinates copied by a slot repeat flag (SlotRepeat)
 
 	Recon [][]uint8 `json:"-"` // z~_0..z~_T, with Writer.KeepRecon (a state equal to the input shares its slice: read only)
 }
