@@ -47,6 +47,10 @@ type Bundle struct {
 	Training *Training
 
 	hash [32]byte // SHA-256 of the file bytes; set by Bytes, Read, Save, Load
+	// legacySeconds: the header held the training time (a bundle written
+	// before the provenance sidecar); Bytes writes it back there, so the
+	// bundle keeps its bytes.
+	legacySeconds bool
 }
 
 // fileHeader is the bundle's JSON header; its field names are part of the
@@ -58,6 +62,8 @@ type fileHeader struct {
 	Preset    string `json:"preset,omitempty"` // informational
 	// Training is how far the world model was trained; absent in bundles
 	// written before it was recorded (their bytes and hash are unchanged).
+	// Its "seconds" and "prior_seconds" appear only in bundles written
+	// before the provenance sidecar took them.
 	Training *Training `json:"training,omitempty"`
 }
 
@@ -95,9 +101,17 @@ func (b *Bundle) Check() error {
 	return b.Policy.CheckCoords(cfg.Coords())
 }
 
-// header is b's JSON header.
+// header is b's JSON header. It holds nothing of when, where or how fast
+// the model was trained: the training time goes to the provenance sidecar
+// (except in bundles that held it before, which keep their bytes).
 func (b *Bundle) header() fileHeader {
-	return fileHeader{Profile: b.Profile, Precision: b.Precision, Policy: b.Policy, Preset: b.Model.Config().Preset, Training: b.Training}
+	tr := b.Training
+	if tr != nil && !b.legacySeconds && (tr.Seconds != 0 || tr.PriorSeconds != 0) {
+		c := *tr
+		c.Seconds, c.PriorSeconds = 0, 0
+		tr = &c
+	}
+	return fileHeader{Profile: b.Profile, Precision: b.Precision, Policy: b.Policy, Preset: b.Model.Config().Preset, Training: tr}
 }
 
 // WriteTo writes b in the bundle format and sets its hash.
@@ -154,7 +168,10 @@ func (b *Bundle) Hash() [32]byte { return b.hash }
 // HashString is Hash in hex.
 func (b *Bundle) HashString() string { return hex.EncodeToString(b.hash[:]) }
 
-// Save writes b to path through a temporary file that is synced and renamed.
+// Save writes b to path through a temporary file that is synced and
+// renamed, then, when b's training record has a time or a host, the
+// provenance sidecar ProvenancePath(path) that records them for this
+// bundle's hash (WriteTo and Bytes write the bundle alone).
 func (b *Bundle) Save(path string) error {
 	data, err := b.Bytes()
 	if err != nil {
@@ -166,6 +183,9 @@ func (b *Bundle) Save(path string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("model: %w", err)
+	}
+	if err := b.saveProvenance(path); err != nil {
+		return fmt.Errorf("model: the bundle is written, its provenance record is not: %w", err)
 	}
 	return nil
 }

@@ -9,12 +9,37 @@
 // records it, and a decoder refuses a memory file written with another
 // bundle.
 //
+// # Identity and reproducibility
+//
+// The hash covers every byte of the file, from the magic to the CRC-32C
+// trailer: the header (profile, precision, policy, preset, the training
+// record's steps, target, stop, prior steps, initialisation and peak
+// learning rate), the quantizer, the weights and the reader. Nothing in them
+// depends on when, where or on how many threads the bundle was made: the
+// header is a Go struct in its canonical JSON encoding (no maps, fixed field
+// order), and the parts are written from the model alone. So the same run
+// (the same inputs, flags and seed) gives the same bundle, byte for byte, on
+// any GOMAXPROCS (fitting, training and the parts' writers do not depend on
+// it; see package opq and worldmodel), and the same hash; 'memowm fit
+// --stage wm' twice into two files gives two identical files.
+//
+// What a run records that is not the model, its wall-clock training time
+// and the host, lives outside the bundle, in a sidecar JSON file
+// (ProvenancePath: BUNDLE.provenance.json) that names the bundle's hash.
+// Save writes it when Training has a time or a host; Load reads it back into
+// Training.Seconds, PriorSeconds and Host when it names the bundle's hash,
+// and ignores it otherwise (missing, damaged, or left by a bundle written
+// over it); Read, from a stream, never sees it. Bundles written before the
+// sidecar hold "seconds" and "prior_seconds" in their header's training
+// record; they read with their time and write back to the same bytes.
+//
 // # The file
 //
 //	magic     [8]byte "\x89MWB\r\n\x1a\n"
 //	version   uint32 (1)
 //	header    uint32 length + JSON (see fileHeader): profile, precision,
-//	          policy, preset, training (absent in older bundles)
+//	          policy, preset, training (absent in older bundles; without
+//	          its time, which is in the provenance sidecar)
 //	opq       uint64 length + an opq file (opq.WriteTo)
 //	weights   uint64 length + a worldmodel weights file (Model.WriteTo)
 //	reader    uint64 length + a reader probe file (0: no reader yet)
@@ -36,12 +61,15 @@
 //     arrives, so a flipped bit cannot ask for a huge allocation.
 //   - A bundle that reads writes back to the same bytes: its JSON header
 //     must be in the canonical encoding, so a bundle's hash is its content.
+//   - The bytes, and so the hash, are a function of the model alone: no
+//     time, host or thread count is in them (see above).
 //   - A half-trained model is never taken for a trained one: Training
 //     records the steps done, the run's target and whether it was
 //     interrupted; CheckTrained says whether the run finished. Bundles
 //     written before it carry no record (ErrTrainingUnknown) and keep their
 //     bytes and hash.
-//   - Save writes a temporary file, syncs it and renames it.
+//   - Save writes a temporary file, syncs it and renames it (the bundle,
+//     then its provenance sidecar).
 //   - The retention policy decides from integers alone (a coordinate index
 //     and a Q16 entropy), so writer and decoder make the same decisions.
 package model

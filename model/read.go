@@ -79,7 +79,8 @@ func read(r io.Reader, avail int64) (*Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Bundle{Profile: h.Profile, Precision: h.Precision, Policy: h.Policy, Training: h.Training}
+	b := &Bundle{Profile: h.Profile, Precision: h.Precision, Policy: h.Policy, Training: h.Training,
+		legacySeconds: h.Training != nil && (h.Training.Seconds != 0 || h.Training.PriorSeconds != 0)}
 	part := func(name string, after int, read func(io.Reader) error) error {
 		var l [8]byte
 		if _, err := io.ReadFull(tr, l[:]); err != nil {
@@ -168,7 +169,9 @@ func formatErr(format string, args ...any) error {
 }
 
 // Load reads the bundle at path; bytes after its end are an error. Errors
-// start with "model: " and the path.
+// start with "model: " and the path. The training time and host come from
+// the provenance sidecar beside it (ProvenancePath) when there is one for
+// this bundle; a missing, foreign or damaged sidecar leaves them unrecorded.
 func Load(path string) (*Bundle, error) {
 	b, err := fileread.Load(path, read)
 	var oe *fileread.OpenError
@@ -180,6 +183,7 @@ func Load(path string) (*Bundle, error) {
 	case err != nil:
 		return nil, fmt.Errorf("model: %s: %w", path, err)
 	}
+	b.loadProvenance(path)
 	return b, nil
 }
 

@@ -11,7 +11,8 @@ import (
 // Training records how far a bundle's world model was trained, so that a
 // half-trained model is never taken for a trained one. It is stored in the
 // bundle's JSON header ("training"); bundles written before it have none
-// (Bundle.Training is nil) and keep their bytes and hash.
+// (Bundle.Training is nil) and keep their bytes and hash. Its time and host
+// are not in the header but in the provenance sidecar (see Seconds).
 type Training struct {
 	// Steps is the number of optimizer steps the weights have had (0: the
 	// random initialisation).
@@ -51,9 +52,16 @@ type Training struct {
 	// held-out evaluations, checkpoints; over its resumes), and
 	// PriorSeconds that of the earlier runs it continued when they all
 	// recorded theirs. 0: not recorded (bundles written before, imported
-	// weights, or an earlier run without the record).
+	// weights, an earlier run without the record, a bundle read from a
+	// stream or without its sidecar). They are not part of the bundle's
+	// bytes: Save writes them to the provenance sidecar (ProvenancePath)
+	// and Load reads them back. Bundles written before the sidecar hold
+	// them in their header, and keep them there.
 	Seconds      float64 `json:"seconds,omitempty"`
 	PriorSeconds float64 `json:"prior_seconds,omitempty"`
+	// Host is the name of the machine that ran (the end of) the run, kept
+	// in the provenance sidecar like Seconds ("": not recorded).
+	Host string `json:"-"`
 }
 
 // TotalSeconds is the wall-clock training time of the weights over this run
@@ -156,6 +164,9 @@ func (t *Training) check() error {
 	}
 	if !(t.Seconds >= 0 && t.Seconds < 1e12 && t.PriorSeconds >= 0 && t.PriorSeconds < 1e12) || t.PriorSeconds > 0 && t.PriorSteps == 0 {
 		return fmt.Errorf("model: a training run of %g s after %g s of %d earlier steps is impossible", t.Seconds, t.PriorSeconds, t.PriorSteps)
+	}
+	if len(t.Host) > 255 || t.Imported != "" && t.Host != "" {
+		return fmt.Errorf("model: a training record names host %.40q", t.Host)
 	}
 	if !(t.LR >= 0 && t.LR < 1) {
 		return fmt.Errorf("model: a training run at peak learning rate %g is impossible", t.LR)

@@ -31,11 +31,17 @@ import (
 //	crc       uint32, CRC-32C of every byte before it
 //
 // The data order and the dropout masks are functions of the seed and the
-// step, so they need no state. A run with patience resumed from a checkpoint
-// keeps its lowest evaluation, its weights and the count of evaluations
-// without a gain, so it stops where and with what the uninterrupted run would
-// (a checkpoint written when the run stopped resumes as stopped; resumed
-// without patience, the state is dropped).
+// step, so they need no state. A run with patience or RunConfig.KeepBest
+// resumed from a checkpoint keeps its lowest evaluation, its weights and the
+// count of evaluations without a gain, so it stops where and with what the
+// uninterrupted run would (a checkpoint written when the run stopped resumes
+// as stopped; resumed with neither, the state is dropped). The weights are
+// always the checkpoint's step's, which the moments go with (checkpoints
+// written before KeepBest held the best weights there at the run's end); the
+// best ones are their own section.
+//
+// A checkpoint records the wall-clock time spent training (header
+// "seconds"); it is a record of the run, not part of any model's identity.
 
 const (
 	ckptMagic   = "MWMCKPT\n"

@@ -498,3 +498,128 @@ func TestElapsed(t *testing.T) {
 		t.Fatalf("a negative training time: %v", err)
 	}
 }
+
+// TestKeepBest: with KeepBest and no patience a run takes all its steps and
+// ends holding its lowest evaluation's weights, bit for bit those of a run
+// of that many steps, here a run on codes drawn at random, whose held-out
+// evaluations only get worse; without it, it ends on its last step's.
+// Interrupted and resumed from its checkpoint, or resumed from the
+// checkpoint of its last step, it ends the same way: the checkpoint holds
+// the last step's weights and the best ones apart.
+func TestKeepBest(t *testing.T) {
+	cfg, _, held, tc := earlyStopData()
+	tc.Steps, tc.LR = 12, 1e-2
+	seqs := microSequences(rand.New(rand.NewPCG(4, 4)), &cfg, 3, 4)
+	rng := rand.New(rand.NewPCG(5, 5))
+	for i := range seqs {
+		for _, codes := range seqs[i].Codes {
+			for j := range codes {
+				codes[j] = uint8(rng.IntN(cfg.Codewords))
+			}
+		}
+	}
+	rc := RunConfig{Eval: Seqs(held), EvalEvery: 3, KeepBest: true}
+	run := func(rc RunConfig) (*Trainer, map[int]float64) {
+		t.Helper()
+		m, _ := New(cfg, 1)
+		tr, err := NewTrainer(m, seqs, tc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evals := map[int]float64{}
+		rc.Progress = func(p Progress) {
+			if p.Eval != nil {
+				evals[p.Step] = p.Eval.BitsPerTransition
+			}
+		}
+		if err := tr.Run(context.Background(), rc); err != nil {
+			t.Fatal(err)
+		}
+		return tr, evals
+	}
+	tr, evals := run(rc)
+	lowest := 3
+	for s, b := range evals {
+		if b < evals[lowest] {
+			lowest = s
+		}
+	}
+	stopped, best, ev := tr.EarlyStop()
+	if len(evals) != 4 || lowest == 12 || !(evals[12] > evals[lowest]) {
+		t.Fatalf("the construction needs a last evaluation worse than an earlier one: %v", evals)
+	}
+	if stopped || best != lowest || tr.StepsDone() != 12 || ev.BitsPerTransition != evals[lowest] {
+		t.Fatalf("stopped %v after %d steps, kept step %d (%+v); evaluations %v", stopped, tr.StepsDone(), best, ev, evals)
+	}
+	ref, _ := New(cfg, 1)
+	rt, _ := NewTrainer(ref, seqs, tc)
+	for range lowest {
+		rt.Step()
+	}
+	if i := diffAt(tr.Model().Params().Data, ref.p.Data); i >= 0 {
+		t.Fatalf("the kept weights differ from step %d's at %d", lowest, i)
+	}
+	if got, err := Evaluate(tr.Model(), held, 0); err != nil || got.BitsPerTransition != evals[lowest] {
+		t.Fatalf("the kept model evaluates to %+v %v, want %g", got, err, evals[lowest])
+	}
+
+	// Without KeepBest: the last step's weights, no best recorded.
+	last, _ := run(RunConfig{Eval: Seqs(held), EvalEvery: 3})
+	if _, b, _ := last.EarlyStop(); b != -1 {
+		t.Fatalf("without KeepBest: kept step %d", b)
+	}
+	for range 12 - lowest {
+		rt.Step()
+	}
+	if i := diffAt(last.Model().Params().Data, ref.p.Data); i >= 0 {
+		t.Fatalf("without KeepBest the weights differ from the last step's at %d", i)
+	}
+
+	// Interrupted after the best evaluation and resumed; resumed from the
+	// checkpoint of the last step.
+	for _, at := range []int{lowest + 1, 12} {
+		m, _ := New(cfg, 1)
+		t2, _ := NewTrainer(m, seqs, tc)
+		var ck *Checkpoint
+		if at < 12 {
+			ck = interruptAt(t, t2, rc, at)
+		} else {
+			path := filepath.Join(t.TempDir(), "end.ckpt")
+			rcc := rc
+			rcc.Checkpoint = path
+			if err := t2.Run(context.Background(), rcc); err != nil {
+				t.Fatal(err)
+			}
+			if i := diffAt(m.p.Data, tr.Model().Params().Data); i >= 0 {
+				t.Fatalf("with a checkpoint: weight %d differs", i)
+			}
+			var err error
+			if ck, err = LoadCheckpoint(path); err != nil {
+				t.Fatal(err)
+			}
+			if i := diffAt(ck.Model.p.Data, ref.p.Data); i >= 0 {
+				t.Fatalf("the last checkpoint does not hold the last step's weights: %d differs", i)
+			}
+		}
+		if ck.es == nil || ck.es.step != lowest {
+			t.Fatalf("checkpoint at %d: best %+v", at, ck.es)
+		}
+		t3, err := ck.Resume(seqs, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := t3.Run(context.Background(), rc); err != nil {
+			t.Fatal(err)
+		}
+		if stopped, b, _ := t3.EarlyStop(); stopped || b != lowest || t3.StepsDone() != 12 || diffAt(t3.Model().Params().Data, tr.Model().Params().Data) >= 0 {
+			t.Fatalf("resumed at %d: stopped %v after %d steps, kept step %d", at, stopped, t3.StepsDone(), b)
+		}
+	}
+
+	// KeepBest needs held-out data.
+	m, _ := New(cfg, 1)
+	t4, _ := NewTrainer(m, seqs, tc)
+	if err := t4.Run(context.Background(), RunConfig{KeepBest: true}); !errors.Is(err, ErrConfig) {
+		t.Fatalf("KeepBest without held-out data: %v", err)
+	}
+}

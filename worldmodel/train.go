@@ -392,7 +392,8 @@ type Progress struct {
 	Eval                              *EvalStats // set after an evaluation
 	Checkpoint                        string     // set after a checkpoint was written
 	// Best and BestStep are the lowest held-out figures so far and the step
-	// they were measured at (with Patience; nil before the first).
+	// they were measured at (with Patience or KeepBest; nil before the
+	// first).
 	Best     *EvalStats
 	BestStep int
 	// Stopped is set on the last Progress of a run that stopped early on
@@ -419,15 +420,25 @@ type RunConfig struct {
 	// lowest evaluation's weights.
 	Patience int
 	MinDelta float64
+	// KeepBest, with Eval, keeps the weights of the lowest evaluation
+	// without stopping early: the run takes all its steps and ends holding
+	// the best evaluated weights (Patience > 0 implies it). A run that
+	// continues trained weights (TrainConfig.PriorSteps > 0) measures them
+	// first, as with Patience, so it never ends worse than it started.
+	// EarlyStop reports the step kept.
+	KeepBest bool
 }
 
-// EarlyStop reports how the last Run with Patience ended (or, before Run,
-// what a resumed checkpoint recorded): whether it stopped before its steps on
-// a plateau, the step of the best evaluation (whose weights the model holds
-// once Run has ended) and that evaluation. best is -1 when there is none (no
-// Patience, or no evaluation); it is 0 when no evaluation of the run beat
-// its trained starting weights (TrainConfig.PriorSteps > 0), which the model
-// then holds again.
+// keepsBest reports whether rc keeps the lowest evaluation's weights.
+func (rc *RunConfig) keepsBest() bool { return rc.Patience > 0 || rc.KeepBest }
+
+// EarlyStop reports how the last Run with Patience or KeepBest ended (or,
+// before Run, what a resumed checkpoint recorded): whether it stopped before
+// its steps on a plateau, the step of the best evaluation (whose weights the
+// model holds once Run has ended) and that evaluation. best is -1 when there
+// is none (neither Patience nor KeepBest, or no finite evaluation); it is 0
+// when no evaluation of the run beat its trained starting weights
+// (TrainConfig.PriorSteps > 0), which the model then holds again.
 func (t *Trainer) EarlyStop() (stopped bool, best int, ev EvalStats) {
 	if !t.es.has {
 		return false, -1, EvalStats{}
@@ -465,7 +476,7 @@ func (t *Trainer) observe(ev EvalStats, rc *RunConfig) bool {
 			return false
 		}
 		es.bad++
-		return es.bad >= rc.Patience
+		return rc.Patience > 0 && es.bad >= rc.Patience
 	}
 	first := !es.has || es.noRef
 	if !es.has || ev.BitsPerTransition < es.ev.BitsPerTransition {
@@ -478,7 +489,7 @@ func (t *Trainer) observe(ev EvalStats, rc *RunConfig) bool {
 		return false
 	}
 	es.bad++
-	return es.bad >= rc.Patience
+	return rc.Patience > 0 && es.bad >= rc.Patience
 }
 
 // restoreBest puts the best evaluation's weights back into the model.
@@ -491,6 +502,10 @@ func (t *Trainer) restoreBest() {
 // Run trains until Steps steps are done or ctx is cancelled. On
 // cancellation it writes the checkpoint (when configured) and returns an
 // error wrapping ctx.Err(); the weights are those of the last finished step.
+// With Patience or KeepBest, a run that ends (its steps done, or stopped on
+// its plateau) holds the weights of its lowest evaluation; its last
+// checkpoint holds the last step's weights and moments and the lowest
+// evaluation's weights, so a resume continues exactly and ends the same way.
 func (t *Trainer) Run(ctx context.Context, rc RunConfig) error {
 	nEval := 0
 	if rc.Eval != nil {
@@ -500,13 +515,19 @@ func (t *Trainer) Run(ctx context.Context, rc RunConfig) error {
 		return fmt.Errorf("%w: early stopping with patience %d needs held-out sequences evaluated every N >= 1 steps and 0 <= min delta < 1 (have %d sequences, every %d, min delta %g)",
 			ErrConfig, rc.Patience, nEval, rc.EvalEvery, rc.MinDelta)
 	}
+	if rc.KeepBest && nEval == 0 {
+		return fmt.Errorf("%w: keeping the best evaluation's weights needs held-out sequences", ErrConfig)
+	}
+	keep := rc.keepsBest()
 	// A run resumed from a checkpoint continues its early stopping (with
-	// patience); one that had stopped stays stopped, holding its best weights.
-	if !t.keepES || rc.Patience == 0 {
+	// patience or KeepBest); one that had stopped stays stopped, holding
+	// its best weights.
+	if !t.keepES || !keep {
 		t.es = earlyStop{}
 	}
 	t.keepES = false
 	if t.es.stopped {
+		t.restoreBest()
 		return nil
 	}
 	t.runStart = time.Now()
@@ -519,7 +540,7 @@ func (t *Trainer) Run(ctx context.Context, rc RunConfig) error {
 	// fresh warm-up may well raise the loss before it lowers it. They are
 	// the best to beat, but patience counts from the run's own first
 	// evaluation, so that the warm-up's rise alone does not end the run.
-	if rc.Patience > 0 && t.tc.PriorSteps > 0 && t.step == 0 && !t.es.has {
+	if keep && t.tc.PriorSteps > 0 && t.step == 0 && !t.es.has {
 		ev, err := t.EvaluateOn(rc.Eval)
 		if err != nil {
 			return err
@@ -573,22 +594,27 @@ func (t *Trainer) Run(ctx context.Context, rc RunConfig) error {
 				return err
 			}
 			p.Eval = &ev
-			if rc.Patience > 0 {
+			if keep {
 				if t.observe(ev, &rc) && !end {
 					t.es.stopped = true
 				}
-				best := t.es.ev
-				p.Best, p.BestStep = &best, t.es.step
-				if t.es.stopped || end {
-					t.restoreBest()
+				if t.es.has {
+					best := t.es.ev
+					p.Best, p.BestStep = &best, t.es.step
 				}
 			}
 		}
+		// The checkpoint holds the last step's weights (with the moments
+		// that go with them) and, apart, the best evaluation's: a resume
+		// continues this very run.
 		if rc.Checkpoint != "" && (end || (rc.CheckpointEvery > 0 && t.step%rc.CheckpointEvery == 0)) {
 			if err := t.SaveCheckpoint(rc.Checkpoint); err != nil {
 				return err
 			}
 			p.Checkpoint = rc.Checkpoint
+		}
+		if keep && (t.es.stopped || end) {
+			t.restoreBest()
 		}
 		p.Stopped = t.es.stopped
 		if rc.Progress != nil {
@@ -597,6 +623,11 @@ func (t *Trainer) Run(ctx context.Context, rc RunConfig) error {
 		if t.es.stopped {
 			break
 		}
+	}
+	if keep && t.step == startStep && t.step >= t.tc.Steps {
+		// A run resumed from the checkpoint of its last step: no step
+		// ran, and the model holds that step's weights.
+		t.restoreBest()
 	}
 	return nil
 }
