@@ -29,4 +29,9 @@
 //   - The shape is trajectory.Shape with Slots = 32; Dim is free (512 default).
 //   - Each observation's facts (JSON) are the ground truth the questions ask
 //     about, so every answer can be checked against the trajectory itself.
+//   - EpisodeRows makes Episode's episode without its states, bit for bit
+//     (State replays the episode's random stream), and WriteFile writes
+//     through it: memory grows with an episode's actions and facts (a few
+//     hundred bytes an observation) and, when quantizing, its codes, never
+//     with its states.
 package sim

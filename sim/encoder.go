@@ -19,7 +19,10 @@ type encoder struct {
 	cache map[cell][]float32
 }
 
-const encoderCacheLimit = 1 << 13
+// encoderCacheBytes bounds the content embeddings an encoder keeps (it
+// forgets them all when full): 2,048 of 512 channels. They are redrawn on
+// demand, so the bound changes speed, never a state.
+const encoderCacheBytes = 4 << 20
 
 func newEncoder(seed uint64, dim int) *encoder {
 	e := &encoder{dim: dim, seed: seed, cache: map[cell][]float32{}}
@@ -56,7 +59,7 @@ func (e *encoder) content(c cell) []float32 {
 	if v, ok := e.cache[key]; ok {
 		return v
 	}
-	if len(e.cache) >= encoderCacheLimit {
+	if len(e.cache) >= max(encoderCacheBytes/(4*e.dim), 64) {
 		clear(e.cache)
 	}
 	v := e.vector(4, mix(uint64(c.kind)<<32|uint64(uint32(c.a)))^uint64(uint32(c.b)))
@@ -82,6 +85,16 @@ func (e *encoder) encode(dst []float32, screen *[NumSlots]cell, noise float64, r
 				v += float32(noise * rng.NormFloat64())
 			}
 			out[i] = v
+		}
+	}
+}
+
+// skip draws from rng exactly what encode draws, without computing a state:
+// the jitter of one observation.
+func (e *encoder) skip(noise float64, rng *rand.Rand) {
+	if noise > 0 {
+		for range NumSlots * e.dim {
+			rng.NormFloat64()
 		}
 	}
 }

@@ -32,44 +32,85 @@ func (w *World) Meta() trajectory.Meta {
 }
 
 // Episode generates episode i (id i) with its questions and its change
-// statistics. It depends only on the Config and i.
+// statistics. It depends only on the Config and i. The episode holds its
+// states; EpisodeRows makes the same episode without holding them.
 func (w *World) Episode(i int) (*trajectory.Episode, []trajectory.Question, Stats) {
-	rng := rand.New(rand.NewPCG(w.cfg.Seed, mix(uint64(i))))
-	b := &browser{site: w.site, clock: int32(rng.IntN(1440)), ad: int32(rng.IntN(64))}
-	b.tabs = []*tab{{cur: w.site.load(rng.IntN(len(w.site.pages)))}}
-	g := &agent{cfg: w.cfg, rng: rng, b: b}
+	r := w.begin(i)
 	ep := &trajectory.Episode{ID: int64(i)}
 	var st Stats
-	var all []facts
-	screen := b.render()
 	observe := func() {
 		s := make([]float32, w.cfg.Shape.StateLen())
-		w.enc.encode(s, &screen, w.cfg.Noise, rng)
+		r.encode(s)
 		ep.States = append(ep.States, s)
-		f := b.facts()
-		js, err := json.Marshal(f)
-		if err != nil {
-			panic(fmt.Sprintf("sim: facts do not marshal: %v", err)) // a bug, never input
-		}
-		ep.Facts = append(ep.Facts, js)
-		all = append(all, f)
+		ep.Facts = append(ep.Facts, r.facts())
 	}
 	observe()
 	for t := 0; t < w.cfg.Steps; t++ {
-		a := g.step()
-		ep.Actions = append(ep.Actions, a)
-		next := b.render()
-		st.add(&screen, &next, g.pageLoad)
-		screen = next
+		ep.Actions = append(ep.Actions, r.step(&st))
 		observe()
 	}
-	return ep, w.questions(ep.ID, all, rng), st
+	return ep, w.questions(ep.ID, ep.Facts, r.rng), st
+}
+
+// episodeRun is one episode being generated, one observation at a time:
+// the agent's random stream, the browser and the screen of the current
+// observation. An observation's state draws its jitter from the stream
+// before the next action does, so the states, actions and facts of an
+// episode come out only in this order: encode (or skip), facts, step.
+type episodeRun struct {
+	w      *World
+	rng    *rand.Rand
+	b      *browser
+	g      *agent
+	screen [NumSlots]cell
+}
+
+// begin starts episode i at its first observation.
+func (w *World) begin(i int) *episodeRun {
+	rng := rand.New(rand.NewPCG(w.cfg.Seed, mix(uint64(i))))
+	b := &browser{site: w.site, clock: int32(rng.IntN(1440)), ad: int32(rng.IntN(64))}
+	b.tabs = []*tab{{cur: w.site.load(rng.IntN(len(w.site.pages)))}}
+	return &episodeRun{w: w, rng: rng, b: b, g: &agent{cfg: w.cfg, rng: rng, b: b}, screen: b.render()}
+}
+
+// encode writes the current observation's state into dst (StateLen
+// values), drawing its jitter; dst nil draws the jitter only.
+func (r *episodeRun) encode(dst []float32) {
+	if dst == nil {
+		r.w.enc.skip(r.w.cfg.Noise, r.rng)
+		return
+	}
+	r.w.enc.encode(dst, &r.screen, r.w.cfg.Noise, r.rng)
+}
+
+// facts is the current observation's facts as JSON.
+func (r *episodeRun) facts() []byte {
+	js, err := json.Marshal(r.b.facts())
+	if err != nil {
+		panic(fmt.Sprintf("sim: facts do not marshal: %v", err)) // a bug, never input
+	}
+	return js
+}
+
+// step takes one action and moves to the next observation, counting the
+// slots it changed into st (when not nil).
+func (r *episodeRun) step(st *Stats) trajectory.Action {
+	a := r.g.step()
+	next := r.b.render()
+	if st != nil {
+		st.add(&r.screen, &next, r.g.pageLoad)
+	}
+	r.screen = next
+	return a
 }
 
 // questions asks about the important facts: the open page, a typed value, a
 // checkbox, the selection. Each kind is asked once per episode at a random
 // step where it applies.
-func (w *World) questions(id int64, all []facts, rng *rand.Rand) []trajectory.Question {
+//
+// all is every observation's facts as JSON; only the observations asked
+// about are decoded, so a long episode is never held as decoded facts.
+func (w *World) questions(id int64, all [][]byte, rng *rand.Rand) []trajectory.Question {
 	pageNames := make([]string, len(w.site.pages))
 	for i, p := range w.site.pages {
 		pageNames[i] = p.name
@@ -79,45 +120,54 @@ func (w *World) questions(id int64, all []facts, rng *rand.Rand) []trajectory.Qu
 		qs = append(qs, trajectory.Question{Episode: id, Step: step, Kind: kind, Subject: subject,
 			Text: text, Answer: answer, Choices: choices})
 	}
+	at := func(t int) facts {
+		var f facts
+		if err := json.Unmarshal(all[t], &f); err != nil {
+			panic(fmt.Sprintf("sim: facts do not unmarshal: %v", err)) // a bug: they were just marshalled
+		}
+		return f
+	}
 	for r := range max(w.cfg.Questions, 1) {
-		w.askAll(r, all, rng, pageNames, ask)
+		w.askAll(r, len(all), at, rng, pageNames, ask)
 	}
 	return qs
 }
 
 // askAll asks one question of each kind: round r = 0 asks about the page at
 // the last step, later rounds at a random step.
-func (w *World) askAll(r int, all []facts, rng *rand.Rand, pageNames []string, ask func(step int, kind, subject, text, answer string, choices []string)) {
-	last := len(all) - 1
+func (w *World) askAll(r, n int, at func(t int) facts, rng *rand.Rand, pageNames []string, ask func(step int, kind, subject, text, answer string, choices []string)) {
+	last := n - 1
 	if r > 0 {
-		last = rng.IntN(len(all))
+		last = rng.IntN(n)
 	}
-	ask(last, "page", "page", "Which page is open?", all[last].Page, pageNames)
+	ask(last, "page", "page", "Which page is open?", at(last).Page, pageNames)
 	const tries = 8
 	for try := 0; try < tries; try++ {
-		t := rng.IntN(len(all))
+		t := rng.IntN(n)
+		ft := at(t)
 		var typed []string
-		for name, v := range sortedKeys(all[t].Inputs) {
+		for name, v := range sortedKeys(ft.Inputs) {
 			if v != "" {
 				typed = append(typed, name)
 			}
 		}
 		if len(typed) > 0 {
 			f := typed[rng.IntN(len(typed))]
-			ask(t, "typed", "field:"+f, fmt.Sprintf("What was typed into the %s field?", f), all[t].Inputs[f], words)
+			ask(t, "typed", "field:"+f, fmt.Sprintf("What was typed into the %s field?", f), ft.Inputs[f], words)
 			break
 		}
 	}
 	for try := 0; try < tries; try++ {
-		t := rng.IntN(len(all))
+		t := rng.IntN(n)
+		ft := at(t)
 		var boxes []string
-		for name := range sortedKeys(all[t].Checked) {
+		for name := range sortedKeys(ft.Checked) {
 			boxes = append(boxes, name)
 		}
 		if len(boxes) > 0 {
 			bx := boxes[rng.IntN(len(boxes))]
 			ans := "no"
-			if all[t].Checked[bx] {
+			if ft.Checked[bx] {
 				ans = "yes"
 			}
 			ask(t, "checked", "box:"+bx, fmt.Sprintf("Is the %s box checked?", bx), ans, []string{"no", "yes"})
@@ -125,8 +175,9 @@ func (w *World) askAll(r int, all []facts, rng *rand.Rand, pageNames []string, a
 		}
 	}
 	for try := 0; try < tries; try++ {
-		t := rng.IntN(len(all))
-		p := w.site.pageNamed(all[t].Page)
+		t := rng.IntN(n)
+		ft := at(t)
+		p := w.site.pageNamed(ft.Page)
 		if len(p.items) == 0 {
 			continue
 		}
@@ -134,7 +185,7 @@ func (w *World) askAll(r int, all []facts, rng *rand.Rand, pageNames []string, a
 		for _, it := range p.items {
 			choices = append(choices, itemName(it))
 		}
-		ask(t, "selected", "list:"+p.name, "Which list item is selected?", all[t].Selected, choices)
+		ask(t, "selected", "list:"+p.name, "Which list item is selected?", ft.Selected, choices)
 		break
 	}
 }

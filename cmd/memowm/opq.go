@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,6 +51,7 @@ func runFitOPQ(args []string, stdout, stderr io.Writer) error {
 	d := opq.DefaultConfig()
 	in := fs.String("in", "", "training trajectories with states (required)")
 	out := fs.String("out", "", "quantizer file to write (required)")
+	force := fs.Bool("force", false, forceHelp)
 	evalPath := fs.String("eval", "", "held-out trajectories to measure reconstruction on (optional)")
 	rounds := fs.Int("rounds", d.Rounds, "OPQ rounds after PCA (k-means + Procrustes each)")
 	seed := fs.Uint64("seed", d.Seed, "seed of every random choice")
@@ -72,7 +74,7 @@ func runFitOPQ(args []string, stdout, stderr io.Writer) error {
 	if *in == "" || *out == "" {
 		return usagef("--in TRAIN and --out OPQFILE are required")
 	}
-	if err := checkOutput(*out, outOPQ, input{"--in", *in}, input{"--eval", *evalPath}); err != nil {
+	if err := checkOutput(*out, outOPQ, *force, input{"--in", *in}, input{"--eval", *evalPath}); err != nil {
 		return err
 	}
 	watchOutputs(stderr, "fit opq", *out)
@@ -204,6 +206,7 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	bundlePath := fs.String("model", "", "model bundle whose quantizer to use (instead of --opq)")
 	in := fs.String("in", "", "trajectories with states (required)")
 	out := fs.String("out", "", "file to write the codes to (required)")
+	force := fs.Bool("force", false, forceHelp)
 	measure := fs.Bool("measure", true, "decode every state again to measure R^2 and MSE")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	pos, err := parse(fs, args)
@@ -216,7 +219,7 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	if (*opqPath == "") == (*bundlePath == "") || *in == "" || *out == "" {
 		return usagef("one of --opq OPQFILE or --model BUNDLE, and --in TRAJ and --out CODES are required")
 	}
-	if err := checkOutput(*out, outTrajectory, input{"--in", *in}, input{"--opq", *opqPath}, input{"--model", *bundlePath}); err != nil {
+	if err := checkOutput(*out, outTrajectory, *force, input{"--in", *in}, input{"--opq", *opqPath}, input{"--model", *bundlePath}); err != nil {
 		return err
 	}
 	watchOutputs(stderr, "quantize", trajectoryOutputs(*out)...)
@@ -233,11 +236,44 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r, err := trajectory.Open(*in, trajOpts()...)
+	// The Reader quantizes each record batch's states as it reads them, so
+	// an episode of any length is held as its codes only (Compact), and
+	// the quality is measured on the batch before its states are gone.
+	enc := q.NewEncoder()
+	sl, nc := q.Shape().StateLen(), q.Shape().Codes
+	meter := opq.NewQualityMeter(sl)
+	var rec []float32
+	var encTime time.Duration
+	quant := func(dst []uint8, states []float32) error {
+		if len(states)%sl != 0 || len(dst) != len(states)/sl*nc {
+			return fmt.Errorf("%d values are not states of %v", len(states), q.Shape())
+		}
+		t0 := time.Now()
+		err := enc.EncodeBatch(dst, states)
+		encTime += time.Since(t0)
+		if err != nil || !*measure {
+			return err
+		}
+		// Decoded a few states at a time: the buffer stays small.
+		const per = 16
+		for lo := 0; lo < len(states); lo += per * sl {
+			hi := min(len(states), lo+per*sl)
+			rec = slices.Grow(rec[:0], hi-lo)[:hi-lo]
+			if err := enc.DecodeBatch(rec, dst[lo/sl*nc:hi/sl*nc]); err != nil {
+				return err
+			}
+			for i := 0; i < len(rec); i += sl {
+				meter.Add(states[lo+i:lo+i+sl], rec[i:i+sl])
+			}
+		}
+		return nil
+	}
+	r, err := trajectory.Open(*in, append(slices.Clip(trajOpts()), trajectory.WithQuantize(nc, quant))...)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	r.SetCompact(true)
 	meta := r.Meta()
 	if meta.Content != trajectory.States {
 		return fmt.Errorf("%s holds %s, not states", *in, meta.Content)
@@ -250,12 +286,6 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer w.Abort()
-	enc := q.NewEncoder()
-	sl, nc := q.Shape().StateLen(), q.Shape().Codes
-	meter := opq.NewQualityMeter(sl)
-	var src, rec []float32
-	var codes []uint8
-	var encTime time.Duration
 	start := time.Now()
 	eps, obs := 0, 0
 	for {
@@ -266,35 +296,14 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		n := len(ep.States)
-		src = src[:0]
-		for _, s := range ep.States {
-			src = append(src, s...)
+		if ep.States != nil || ep.Compact == nil {
+			return fmt.Errorf("episode %d was read with its states (a bug)", ep.ID)
 		}
-		codes = append(codes[:0], make([]uint8, n*nc)...)
-		t0 := time.Now()
-		if err := enc.EncodeBatch(codes, src); err != nil {
-			return fmt.Errorf("episode %d: %w", ep.ID, err)
-		}
-		encTime += time.Since(t0)
-		if *measure {
-			rec = append(rec[:0], make([]float32, n*sl)...)
-			if err := enc.DecodeBatch(rec, codes); err != nil {
-				return err
-			}
-			for i := 0; i < n; i++ {
-				meter.Add(src[i*sl:(i+1)*sl], rec[i*sl:(i+1)*sl])
-			}
-		}
-		out := &trajectory.Episode{ID: ep.ID, Actions: ep.Actions, Facts: ep.Facts, Codes: make([][]uint8, n)}
-		for i := range out.Codes {
-			out.Codes[i] = codes[i*nc : (i+1)*nc : (i+1)*nc]
-		}
-		if err := w.Write(out); err != nil {
+		if err := w.Write(ep); err != nil {
 			return err
 		}
 		eps++
-		obs += n
+		obs += ep.Len()
 		if !*quiet && eps%100 == 0 {
 			fmt.Fprintf(stderr, "quantize: %d episodes, %d states (%.1f s)\n", eps, obs, time.Since(start).Seconds())
 		}

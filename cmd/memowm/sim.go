@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/memowm/memowm/model"
@@ -36,11 +37,13 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		"Generates seeded synthetic web trajectories (format from FILE's extension: .arrow,\n"+
 			".parquet, or .npy for a NumPy export of the states) and writes their questions\n"+
 			"to FILE.questions.jsonl. The same flags give byte-identical files. With --opq or\n"+
-			"--model it writes codes instead, each episode quantized as it is generated: a\n"+
-			"training corpus of 1 KiB per observation instead of 64 KiB of states.", stdout)
+			"--model it writes codes instead, quantized as they are generated: a training\n"+
+			"corpus of 1 KiB per observation instead of 64 KiB of states. No episode is held\n"+
+			"as states, so memory does not grow with --steps.", stdout)
 	cfg := sim.DefaultConfig()
 	simFlags(fs, &cfg)
 	out := fs.String("out", "", "output file (required)")
+	force := fs.Bool("force", false, forceHelp)
 	opqPath := fs.String("opq", "", "quantizer: write its codes instead of the states")
 	bundlePath := fs.String("model", "", "bundle whose quantizer's codes to write instead of the states")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
@@ -54,7 +57,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		return usagef("--out FILE is required")
 	}
-	if err := checkOutput(*out, outTrajectory); err != nil {
+	if err := checkOutput(*out, outTrajectory, *force); err != nil {
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -81,15 +84,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 			return usagef("the quantizer takes %v states, but --dim %d makes %v", q.Shape(), cfg.Shape.Dim, cfg.Shape)
 		}
 		opt.Meta = trajectory.Meta{Shape: q.Shape(), Content: trajectory.Codes, Quantizer: q.Digest()}
-		enc := q.NewEncoder()
-		opt.Quantize = func(ep *trajectory.Episode) error {
-			c, err := quantizeEpisode(enc, q, ep)
-			if err != nil {
-				return err
-			}
-			ep.Codes, ep.States = c.Codes, nil
-			return nil
-		}
+		opt.Quantize = q.NewEncoder().EncodeBatch
 	}
 	watchOutputs(stderr, "sim", trajectoryOutputs(*out)...)
 	start := time.Now()
@@ -102,13 +97,15 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sum, err := trajectory.Summarize(*out, trajOpts()...)
+	// Not read back with trajectory.Summarize: that holds each episode's
+	// states, and a long episode's are GBs.
+	st, err := os.Stat(*out)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s: %d episodes, %d observations, %s; %d questions in %s\n",
-		*out, res.Episodes, sum.Observations, humanBytes(sum.SizeBytes), res.Questions, trajectory.QuestionsPath(*out))
-	if sum.Format == trajectory.NumPy.String() {
+		*out, res.Episodes, res.Observations, humanBytes(st.Size()), res.Questions, trajectory.QuestionsPath(*out))
+	if format, _ := trajectory.FormatOf(*out); format == trajectory.NumPy {
 		fmt.Fprintf(stdout, "(episode, step) of each row in %s\n", trajectory.IndexPath(*out))
 	}
 	printStats(stdout, res.Stats)
