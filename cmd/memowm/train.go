@@ -32,12 +32,16 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			"quantizer, or codes) with true-code histories of up to 16 states: next-state code\n"+
 			"NLL in bits (copy gate included) plus the slot-validity term, AdamW with warm-up\n"+
 			"and cosine decay, dropout. Writes a bundle (quantizer, trained weights, keep-all\n"+
-			"policy) that 'memowm encode' uses as is. Checkpoints every --checkpoint-every\n"+
-			"steps and on Ctrl-C; --resume continues a run exactly.", stdout)
+			"policy) that 'memowm encode' uses as is. With --eval it keeps the weights of the\n"+
+			"best held-out evaluation (--keep last: the last step's) and says which step.\n"+
+			"Checkpoints every --checkpoint-every steps and on Ctrl-C; --resume continues a\n"+
+			"run exactly. The same inputs, flags and seed give the same bundle, byte for\n"+
+			"byte; the training time and host go to BUNDLE.provenance.json beside it.", stdout)
 	d := worldmodel.DefaultTrainConfig(1000)
 	in := fs.String("in", "", "training trajectories, states or codes (required)")
 	evalPath := fs.String("eval", "", "held-out trajectories for bits/transition (optional)")
-	out := fs.String("out", "", "bundle file to write (required)")
+	out := fs.String("out", "", "bundle file to write (required); it may be --model's bundle when the run continues it (with --force)")
+	force := fs.Bool("force", false, forceHelp)
 	preset := fs.String("preset", "small", "world-model preset: "+fmt.Sprint(worldmodel.PresetNames()))
 	opqPath := fs.String("opq", "", "quantizer file (else --model's, else fitted on TRAIN's states)")
 	bundlePath := fs.String("model", "", "bundle whose quantizer and precision to use; its world model is the starting point unless --preset is given")
@@ -59,8 +63,9 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	keepCkpt := fs.Bool("keep-checkpoint", false, "keep the checkpoint after a finished run (it is removed then; an interrupted run always keeps it)")
 	ckpt := fs.String("checkpoint", "", "checkpoint file (default BUNDLE.ckpt)")
 	ckptEvery := fs.Int("checkpoint-every", 0, "write the checkpoint every N steps (0: steps/10)")
-	evalEvery := fs.Int("eval-every", 0, "evaluate on --eval every M steps (0: steps/10)")
-	patience := fs.Int("patience", 0, "early stopping: stop when this many evaluations on --eval in a row bring no gain, keeping the best evaluation's weights (0: off; evaluations then use all of --eval)")
+	evalEvery := fs.Int("eval-every", 0, "evaluate on --eval every M steps (0: steps/10); on all of --eval with --keep best or --patience, else on its first 200 transitions")
+	keep := fs.String("keep", "best", "with --eval, the weights the bundle gets: best (the lowest held-out evaluation's, from all of --eval) or last (the last step's)")
+	patience := fs.Int("patience", 0, "early stopping: stop when this many evaluations on --eval in a row bring no gain, keeping the best evaluation's weights (0: off)")
 	minDelta := fs.Float64("min-delta", 0.001, "with --patience, the relative gain in held-out bits/transition that counts")
 	threads := fs.Int("threads", 0, "goroutines (0: all cores); the result does not depend on it")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
@@ -81,6 +86,15 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	if *patience < 0 || (*patience > 0 && *evalPath == "") {
 		return usagef("--patience %d needs --eval HELD (and must not be negative)", *patience)
 	}
+	switch {
+	case *keep != "best" && *keep != "last":
+		return usagef("--keep %q: want best or last", *keep)
+	case flagSet(fs, "keep") && *evalPath == "":
+		return usagef("--keep %s chooses among the weights evaluated on --eval HELD: give --eval", *keep)
+	case *keep == "last" && *patience > 0:
+		return usagef("--patience keeps the best evaluation's weights: not with --keep last")
+	}
+	keepBest := *evalPath != "" && *keep == "best"
 	if !(*minDelta >= 0 && *minDelta < 1) {
 		return usagef("--min-delta %g: want a relative gain in [0, 1)", *minDelta)
 	}
@@ -101,6 +115,24 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	if *scaledInit && notFresh {
 		return usagef("--scaled-init sets up a fresh model's weights: not with --resume, nor with --model unless --preset starts a new one")
 	}
+	// Nothing the run reads is replaced by what it writes. A run that
+	// continues --model's world model may write the continued bundle over
+	// it (as sweep does: the bundle is read whole before training).
+	inputs := []input{{"--in", *in}, {"--eval", *evalPath}, {"--opq", *opqPath}, {"--resume", *resume}}
+	continues := *bundlePath != "" && !presetSet
+	if !continues {
+		inputs = append(inputs, input{"--model", *bundlePath})
+	}
+	if err := checkOutput(*out, outStage, *force, inputs...); err != nil {
+		return err
+	}
+	if *ckpt == "" {
+		*ckpt = *out + ".ckpt"
+	}
+	if err := checkCheckpoint(*ckpt, append(inputs, input{"--model", *bundlePath}, input{"--out", *out})); err != nil {
+		return err
+	}
+	watchOutputs(stderr, "fit wm", *out, model.ProvenancePath(*out), *ckpt)
 	logf := func(format string, args ...any) {
 		if !*quiet {
 			fmt.Fprintf(stderr, format, args...)
@@ -163,12 +195,10 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		}
 		defer held.Close()
 	}
-	logf("fit wm: %d training sequences (%d transitions, %s on disk)%s, read in %.1f s\n", train.Sequences(), train.Transitions(),
-		humanBytes(train.Size()), heldNote(held), time.Since(t0).Seconds())
+	logf("fit wm: %d training sequences, %d transitions (%s on disk)\n%s", train.Sequences(), train.Transitions(),
+		humanBytes(train.Size()), heldNote(held))
+	logf("fit wm: read in %.1f s\n", time.Since(t0).Seconds())
 
-	if *ckpt == "" {
-		*ckpt = *out + ".ckpt"
-	}
 	var tr *worldmodel.Trainer
 	if *resume != "" {
 		ck, err := worldmodel.LoadCheckpoint(*resume)
@@ -186,7 +216,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		}
 		logf("fit wm: resumed %s at step %d of %d\n", *resume, ck.Step, tr.Config().Steps)
 		if _, best, ev := tr.EarlyStop(); best >= 0 {
-			logf("fit wm: early stopping so far: best held-out %.1f bits/transition at step %d\n", ev.BitsPerTransition, best)
+			logf("fit wm: so far: best held-out %.1f bits/transition at step %d\n", ev.BitsPerTransition, best)
 		}
 	} else {
 		if start == nil {
@@ -236,13 +266,16 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("the world model's interface (%d slots x %d subspaces, %d codewords) is not the quantizer's (%v, %d codewords)",
 			cfg.Slots, cfg.Subspaces, cfg.Codewords, q.Shape(), q.Codewords())
 	}
-	logf("fit wm: %s, %d parameters; %d steps of batch %d, lr %.3g (warm-up %d, cosine to %.3g), weight decay %g, clip %g, dropout %g, window %d, seed %d\n",
-		cfg.Preset, cfg.NumParams(), tc.Steps, tc.Batch, tc.LR, tc.Warmup, tc.MinLR, tc.WeightDecay, tc.Clip, cfg.Dropout, tc.Window, tc.Seed)
+	logf("fit wm: %s, %d parameters, window %d, seed %d\n", cfg.Preset, cfg.NumParams(), tc.Window, tc.Seed)
+	logf("fit wm: %d steps of batch %d, lr %.3g (warm-up %d, cosine to %.3g)\n", tc.Steps, tc.Batch, tc.LR, tc.Warmup, tc.MinLR)
+	logf("fit wm: weight decay %g, gradient clip %g, dropout %g\n", tc.WeightDecay, tc.Clip, cfg.Dropout)
 	if tc.PriorSteps > 0 {
-		logf("fit wm: the starting weights had %d steps of earlier training; the bundle will record %d more\n", tc.PriorSteps, tc.Steps)
+		logf("fit wm: the starting weights had %d steps of earlier training;\n"+
+			"        the bundle will record %d more\n", tc.PriorSteps, tc.Steps)
 	}
 	if tc.Window < cfg.MaxHistory {
-		logf("fit wm: note: training on %d-state histories, but the model's window is %d states, which the codec fills: an ablation (--history %d gives a model whose window is %d)\n",
+		logf("fit wm: note: training on %d-state histories, but the model's window is %d states,\n"+
+			"        which the codec fills: an ablation (--history %d gives a model whose window is %d)\n",
 			tc.Window, cfg.MaxHistory, tc.Window, tc.Window)
 	}
 
@@ -262,24 +295,30 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	lastPrint := time.Time{}
 	var smooth float64
 	// Evaluations during the run use the first held-out sequences, up to
-	// evalSubset transitions; the final one uses all. Early stopping
-	// decides on all of them.
+	// evalSubset transitions, unless they choose the weights kept (--keep
+	// best, --patience): those decide on all of them. The final figure
+	// uses all.
 	var sub worldmodel.Corpus
 	if held != nil {
 		sub = held
-		for n, i := 0, 0; i < held.Sequences() && *patience == 0; i++ {
+		for n, i := 0, 0; i < held.Sequences() && *patience == 0 && !keepBest; i++ {
 			if n += held.States(i) - 1; n >= evalSubset {
 				sub = worldmodel.First(held, i+1)
 				break
 			}
 		}
+		logf("%s\n", evalScope(*evalEvery, sub, held, keepBest || *patience > 0))
 	}
+	// evals are this process's evaluations (not a resumed run's earlier
+	// ones): the last, and the lowest, for the summary.
+	var evals evalLog
 	runErr := tr.Run(ctx, worldmodel.RunConfig{
 		Eval: sub, EvalEvery: *evalEvery, Checkpoint: *ckpt, CheckpointEvery: *ckptEvery, Patience: *patience, MinDelta: *minDelta,
+		KeepBest: keepBest,
 		Progress: func(p worldmodel.Progress) {
 			if p.Start {
-				logf("fit wm: the starting weights: held-out %.1f bits/transition (%d transitions); the run keeps them unless an evaluation beats them\n",
-					p.Eval.BitsPerTransition, p.Eval.Transitions)
+				logf("fit wm: the starting weights: held-out %.1f bits/transition;\n"+
+					"        the run keeps them unless an evaluation beats them\n", p.Eval.BitsPerTransition)
 				return
 			}
 			last = p
@@ -289,24 +328,21 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			smooth = 0.9*smooth + 0.1*p.Bits
 			if p.Eval != nil {
 				lastEval = p.Eval
-				best := ""
-				if p.Best != nil {
-					best = fmt.Sprintf("; best %.1f at step %d", p.Best.BitsPerTransition, p.BestStep)
-				}
-				logf("fit wm: step %d: held-out %.1f bits/transition (%d transitions)%s\n", p.Step, p.Eval.BitsPerTransition, p.Eval.Transitions, best)
+				evals.add(p.Step, *p.Eval)
+				logf("%s\n", evalLine(p))
 			}
 			if p.Checkpoint != "" && p.Step < p.Steps && !p.Stopped {
 				logf("fit wm: step %d: wrote the checkpoint %s\n", p.Step, p.Checkpoint)
 			}
 			if p.Stopped {
-				logf("fit wm: stopped early at step %d: %d evaluations without a gain of %g; keeping the weights of step %d\n", p.Step, *patience, *minDelta, p.BestStep)
+				logf("fit wm: stopped early at step %d: %d evaluations without a gain of %g;\n"+
+					"        keeping the weights of step %d\n", p.Step, *patience, *minDelta, p.BestStep)
 			}
 			if time.Since(lastPrint) < 2*time.Second && p.Eval == nil && p.Step != p.Steps {
 				return
 			}
 			lastPrint = time.Now()
-			logf("fit wm: step %d/%d  loss %.4f  train %.1f bits/transition  lr %.2e  |g| %.3f  %.2f steps/s  %.0f tokens/s  %.1f GFLOP/s  ETA %s\n",
-				p.Step, p.Steps, p.Loss, smooth, p.LR, p.GradNorm, p.StepsPerSec, p.TokensPerSec, p.GFLOPS, p.ETA.Round(time.Second))
+			logf("%s\n", progressLines(p, smooth))
 		},
 	})
 	if runErr != nil && !errors.Is(runErr, context.Canceled) {
@@ -314,9 +350,12 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	}
 	stop()
 	// The bundle records how far training went, so that an interrupted
-	// run's weights are never taken for a trained model.
+	// run's weights are never taken for a trained model. The time and
+	// host are provenance, not identity: Save puts them beside the bundle
+	// (model.ProvenancePath), so the same run gives the same bundle.
+	host, _ := os.Hostname()
 	training := &model.Training{Steps: tr.StepsDone(), TargetSteps: tc.Steps, Interrupted: runErr != nil, PriorSteps: tc.PriorSteps, Init: tc.Init, LR: tc.LR,
-		Seconds: max(0.001, math.Round(tr.Elapsed().Seconds()*1000)/1000), PriorSeconds: tc.PriorSeconds}
+		Seconds: max(0.001, math.Round(tr.Elapsed().Seconds()*1000)/1000), PriorSeconds: tc.PriorSeconds, Host: host}
 	stopped, bestStep, bestEval := tr.EarlyStop()
 	if runErr == nil && bestStep >= 0 && bestStep < tr.StepsDone() || stopped {
 		// The model holds the best evaluation's weights.
@@ -351,8 +390,8 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	sum := map[string]any{"out": *out, "bytes": st.Size(), "sha256": b.HashString(), "preset": cfg.Preset, "params": cfg.NumParams(),
 		"steps": tc.Steps, "batch": tc.Batch, "lr": tc.LR, "transitions": tr.Examples(), "precision": b.Precision, "training": b.Training,
 		"steps_per_s": last.StepsPerSec, "tokens_per_s": last.TokensPerSec, "gflops": last.GFLOPS, "seconds": last.Elapsed.Seconds(),
-		"train_loss": last.Loss, "train_bits_per_transition": smooth}
-	var heldLine string
+		"train_loss": last.Loss, "train_bits_per_transition": smooth, "provenance": model.ProvenancePath(*out)}
+	var heldLine, keptLine string
 	if held != nil && held.Sequences() > 0 {
 		if lastEval == nil || lastEval.Transitions < worldmodel.Transitions(held) {
 			ev, err := tr.EvaluateOn(held)
@@ -369,6 +408,12 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			"order1_bits_per_transition": o1, "fixed_width_bits": cfg.Coords() * opq.CodeBits(cfg.Codewords)}
 		heldLine = fmt.Sprintf("held-out  %.1f bits/transition over %d transitions (teacher-forced ideal); order-1 context model %.1f; fixed width %d\n",
 			lastEval.BitsPerTransition, lastEval.Transitions, o1, cfg.Coords()*opq.CodeBits(cfg.Codewords))
+		k := keptWeights{keep: *keep, bestStep: bestStep, bestEval: bestEval, evals: evals, steps: tr.StepsDone()}
+		if keepBest || *patience > 0 {
+			k.keep = "best"
+		}
+		keptLine = k.line()
+		sum["kept"] = k.json()
 	}
 	if *asJSON {
 		if err := writeJSON(stdout, sum); err != nil {
@@ -385,12 +430,15 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 			last.StepsPerSec, last.TokensPerSec, last.GFLOPS, last.Elapsed.Round(100*time.Millisecond))
 		fmt.Fprintf(stdout, "train     loss %.4f, %.1f bits/transition (last steps, smoothed)\n", last.Loss, smooth)
 		fmt.Fprint(stdout, heldLine)
+		fmt.Fprint(stdout, keptLine)
+		fmt.Fprintf(stdout, "recorded  %s of training%s in %s (beside the bundle, not in it)\n",
+			trainTime(training.Seconds), onHost(host), model.ProvenancePath(*out))
 		fmt.Fprintf(stdout, "bundle sha256 %s\n", b.HashString())
 	}
 	if !*keepCkpt {
 		// The run finished: its checkpoint would only resume a finished run.
 		if err := os.Remove(*ckpt); err == nil {
-			logf("fit wm: removed the checkpoint %s (the run finished; --keep-checkpoint keeps it)\n", *ckpt)
+			logf("fit wm: removed the checkpoint %s:\n        the run finished (--keep-checkpoint keeps it)\n", *ckpt)
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
@@ -413,7 +461,7 @@ func heldNote(held *corpus.File) string {
 	if held == nil {
 		return ""
 	}
-	return fmt.Sprintf(", %d held-out (%d transitions)", held.Sequences(), worldmodel.Transitions(held))
+	return fmt.Sprintf("fit wm: %d held-out sequences, %d transitions\n", held.Sequences(), worldmodel.Transitions(held))
 }
 
 // readCorpus copies a trajectory file's episodes, as codes of q, into a
@@ -476,4 +524,141 @@ func order1Bits(data worldmodel.Corpus, J, C int) (float64, error) {
 		return 0, nil
 	}
 	return float64(q16) / 65536 / float64(n), nil
+}
+
+// onHost is " on host NAME", or nothing for an unknown host.
+func onHost(host string) string {
+	if host == "" {
+		return ""
+	}
+	return " on host " + host
+}
+
+// checkCheckpoint refuses, as a usage error before any work, a checkpoint
+// path that is one of the run's files (--out, or a file it reads other
+// than --resume, which a resumed run writes on), or whose folder is missing.
+func checkCheckpoint(path string, files []input) error {
+	st, statErr := os.Stat(path)
+	for _, f := range files {
+		if f.path == "" {
+			continue
+		}
+		same := filepath.Clean(f.path) == filepath.Clean(path)
+		if fst, err := os.Stat(f.path); err == nil && statErr == nil {
+			same = same || os.SameFile(st, fst)
+		}
+		if same {
+			return usagef("--checkpoint %s is %s %s: writing it would replace that file; give another name", path, f.flag, f.path)
+		}
+	}
+	dir := filepath.Dir(path)
+	if dst, err := os.Stat(dir); err != nil || !dst.IsDir() {
+		return usagef("--checkpoint %s: folder %s does not exist", path, dir)
+	}
+	return nil
+}
+
+// evalScope is the line that says how the run evaluates: every every
+// steps, on sub (a part of held or all of it), and whether the evaluations
+// choose the weights kept.
+func evalScope(every int, sub worldmodel.Corpus, held *corpus.File, choose bool) string {
+	all := worldmodel.Transitions(held)
+	s := fmt.Sprintf("fit wm: held-out evaluations every %d steps on all %d transitions", every, all)
+	if n := worldmodel.Transitions(sub); n < all {
+		s = fmt.Sprintf("fit wm: held-out evaluations every %d steps on %d of %d transitions", every, n, all)
+	}
+	if choose {
+		s += ";\n        the bundle gets the weights of the best one"
+	}
+	return s
+}
+
+// evalLine is the progress line of an evaluation: the step, its held-out
+// figure and, when the run keeps the best weights and they are another
+// step's, that step and figure. At most 80 columns for runs of under
+// 100,000 steps and figures under 10,000 bits.
+func evalLine(p worldmodel.Progress) string {
+	s := fmt.Sprintf("fit wm: step %d: held-out %.1f bits/transition", p.Step, p.Eval.BitsPerTransition)
+	if p.Best != nil && p.BestStep != p.Step {
+		s += fmt.Sprintf(", best %.1f (step %d)", p.Best.BitsPerTransition, p.BestStep)
+	}
+	return s
+}
+
+// progressLines are the two lines of a step's progress report: where the
+// run is and its training loss, then its rate and speed; each fits 80
+// columns (runs of under 100,000 steps, figures under 10,000 bits).
+func progressLines(p worldmodel.Progress, smooth float64) string {
+	return fmt.Sprintf("fit wm: step %d/%d  loss %.4f  train %.1f bits/transition  |g| %.3f\n"+
+		"  lr %.2e  %.2f steps/s  %.0f tokens/s  %.1f GFLOP/s  ETA %s",
+		p.Step, p.Steps, p.Loss, smooth, p.GradNorm, p.LR, p.StepsPerSec, p.TokensPerSec, p.GFLOPS, p.ETA.Round(time.Second))
+}
+
+// evalLog remembers a run's last and lowest evaluations.
+type evalLog struct {
+	n                  int
+	lastStep, bestStep int
+	last, best         worldmodel.EvalStats
+}
+
+func (l *evalLog) add(step int, ev worldmodel.EvalStats) {
+	if l.n == 0 || ev.BitsPerTransition < l.best.BitsPerTransition {
+		l.bestStep, l.best = step, ev
+	}
+	l.n++
+	l.lastStep, l.last = step, ev
+}
+
+// keptWeights says which weights a run with held-out data wrote: the best
+// evaluation's (keep "best": bestStep, -1 when none was finite) or the last
+// step's, against the evaluations of this process.
+type keptWeights struct {
+	keep     string
+	bestStep int
+	bestEval worldmodel.EvalStats
+	evals    evalLog
+	steps    int
+}
+
+// line is the summary's line on the weights kept.
+func (k keptWeights) line() string {
+	l := k.evals
+	switch {
+	case k.keep == "best" && k.bestStep < 0:
+		return "kept      the last weights: no held-out evaluation was finite\n"
+	case k.keep == "best" && k.bestStep == k.steps:
+		return fmt.Sprintf("kept      the last weights (step %d), the best held-out evaluation: %.1f bits/transition\n", k.steps, k.bestEval.BitsPerTransition)
+	case k.keep == "best":
+		what := fmt.Sprintf("the weights of step %d", k.bestStep)
+		if k.bestStep == 0 {
+			what = "the starting weights (step 0)"
+		}
+		s := fmt.Sprintf("kept      %s, the best held-out evaluation: %.1f bits/transition", what, k.bestEval.BitsPerTransition)
+		if l.n > 0 && l.lastStep > k.bestStep {
+			s += fmt.Sprintf(";\n          the last, at step %d, gave %.1f (%+.2f%%); --keep last keeps the last weights",
+				l.lastStep, l.last.BitsPerTransition, 100*(l.last.BitsPerTransition/k.bestEval.BitsPerTransition-1))
+		}
+		return s + "\n"
+	case l.n > 0 && l.bestStep != l.lastStep:
+		return fmt.Sprintf("kept      the last weights (--keep last); the best held-out evaluation was step %d's:\n"+
+			"          %.1f bits/transition on %d transitions, against %.1f at step %d (%+.2f%%)\n",
+			l.bestStep, l.best.BitsPerTransition, l.best.Transitions, l.last.BitsPerTransition, l.lastStep,
+			100*(l.last.BitsPerTransition/l.best.BitsPerTransition-1))
+	}
+	return "kept      the last weights\n"
+}
+
+// json is the summary's "kept" object.
+func (k keptWeights) json() map[string]any {
+	j := map[string]any{"weights": k.keep, "steps_run": k.steps}
+	if k.keep == "best" && k.bestStep >= 0 {
+		j["step"], j["bits_per_transition"] = k.bestStep, k.bestEval.BitsPerTransition
+	} else {
+		j["step"] = k.steps
+	}
+	if k.evals.n > 0 {
+		j["last_eval_step"], j["last_eval_bits_per_transition"] = k.evals.lastStep, k.evals.last.BitsPerTransition
+		j["lowest_eval_step"], j["lowest_eval_bits_per_transition"] = k.evals.bestStep, k.evals.best.BitsPerTransition
+	}
+	return j
 }

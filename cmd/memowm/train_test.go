@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -11,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memowm/memowm/entropy"
 	"github.com/memowm/memowm/model"
@@ -379,7 +383,234 @@ func TestFitHistory(t *testing.T) {
 		}
 	}
 	code, _, errs = memowm(t, "fit", "--stage", "wm", "--in", traj, "--preset", "tiny", "--window", "1", "--steps", "2", "--out", filepath.Join(dir, "w1.mwb"))
-	if code != 0 || !strings.Contains(errs, "training on 1-state histories, but the model's window is 16 states, which the codec fills: an ablation") {
+	if code != 0 || !strings.Contains(errs, "training on 1-state histories, but the model's window is 16 states,\n        which the codec fills: an ablation") {
 		t.Fatalf("--window 1: %d %s", code, errs)
+	}
+}
+
+// TestFitKeepsBest: with --eval, fit --stage wm writes the weights of its
+// best held-out evaluation, and says which step and what the last
+// evaluation gave; --keep last writes the last step's. The construction: a
+// high rate on a small set, whose held-out figure falls, then rises again
+// (best at step 6 of 12). A run resumed from the checkpoint of its last step
+// writes the same bundle, byte for byte.
+func TestFitKeepsBest(t *testing.T) {
+	dir := t.TempDir()
+	traj, held := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "h.arrow")
+	for _, c := range [][]string{
+		{"sim", "--episodes", "6", "--steps", "12", "--dim", "32", "--out", traj, "--quiet"},
+		{"sim", "--episodes", "3", "--steps", "12", "--dim", "32", "--seed", "7", "--out", held, "--quiet"},
+	} {
+		if code, out, errs := memowm(t, c...); code != 0 {
+			t.Fatalf("%v: %d\n%s%s", c, code, out, errs)
+		}
+	}
+	fit := func(out string, extra ...string) (string, string) {
+		t.Helper()
+		args := append([]string{"fit", "--stage", "wm", "--in", traj, "--eval", held, "--preset", "tiny", "--steps", "12", "--eval-every", "2",
+			"--batch", "4", "--lr", "0.03", "--out", out}, extra...)
+		code, o, errs := memowm(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: %d\n%s%s", args, code, o, errs)
+		}
+		return o, errs
+	}
+	best, last := filepath.Join(dir, "best.mwb"), filepath.Join(dir, "last.mwb")
+	o, errs := fit(best, "--keep-checkpoint")
+	// The evaluations, from the progress lines.
+	evals := map[int]string{}
+	low := 0
+	for _, m := range regexp.MustCompile(`fit wm: step (\d+): held-out ([0-9.]+) bits/transition`).FindAllStringSubmatch(errs, -1) {
+		var s int
+		var b float64
+		fmt.Sscan(m[1], &s)
+		fmt.Sscan(m[2], &b)
+		evals[s] = m[2]
+		var lb float64
+		fmt.Sscan(evals[low], &lb)
+		if low == 0 || b < lb {
+			low = s
+		}
+	}
+	var lb, l12 float64
+	fmt.Sscan(evals[low], &lb)
+	fmt.Sscan(evals[12], &l12)
+	if len(evals) != 6 || low == 12 || !(l12 > lb) {
+		t.Fatalf("the construction needs a last evaluation worse than an earlier one: %v\n%s", evals, errs)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("trained 12 steps, keeping the weights of step %d (best held-out loss)", low),
+		fmt.Sprintf("held-out  %s bits/transition over 36 transitions", evals[low]),
+		fmt.Sprintf("kept      the weights of step %d, the best held-out evaluation: %s bits/transition;\n          the last, at step 12, gave %s (+", low, evals[low], evals[12]),
+	} {
+		if !strings.Contains(o, want) {
+			t.Errorf("the summary does not say %q:\n%s", want, o)
+		}
+	}
+	if !strings.Contains(errs, "fit wm: held-out evaluations every 2 steps on all 36 transitions;\n        the bundle gets the weights of the best one") {
+		t.Errorf("progress does not say the evaluations choose the weights:\n%s", errs)
+	}
+	b, err := model.Load(best)
+	if err != nil || b.Training.Steps != low || b.Training.RanSteps != 12 || !b.Training.StoppedEarly || b.CheckTrained() != nil {
+		t.Fatalf("the bundle records %+v (%v)", b.Training, err)
+	}
+
+	// --keep last: the last step's weights, whose held-out figure is the
+	// last evaluation's; the summary names the better one it did not keep.
+	o, _ = fit(last, "--keep", "last", "--json")
+	var sum struct {
+		HeldOut struct {
+			Bits float64 `json:"bits_per_transition"`
+		} `json:"held_out"`
+		Kept struct {
+			Weights  string  `json:"weights"`
+			Step     int     `json:"step"`
+			LastStep int     `json:"last_eval_step"`
+			LowStep  int     `json:"lowest_eval_step"`
+			LowBits  float64 `json:"lowest_eval_bits_per_transition"`
+			LastBits float64 `json:"last_eval_bits_per_transition"`
+		} `json:"kept"`
+		Training struct {
+			Steps        int  `json:"steps"`
+			StoppedEarly bool `json:"stopped_early"`
+		} `json:"training"`
+	}
+	if err := json.Unmarshal([]byte(o), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Kept.Weights != "last" || sum.Kept.Step != 12 || sum.Kept.LastStep != 12 || sum.Kept.LowStep != low || fmt.Sprintf("%.1f", sum.HeldOut.Bits) != evals[12] ||
+		sum.Kept.LastBits != sum.HeldOut.Bits || sum.Training.Steps != 12 || sum.Training.StoppedEarly {
+		t.Fatalf("--keep last: %+v (evaluations %v)", sum, evals)
+	}
+	bl, err := model.Load(last)
+	if err != nil || slices.Equal(bl.Model.Params().Data, b.Model.Params().Data) {
+		t.Fatalf("--keep last wrote the same weights as --keep best (%v)", err)
+	}
+
+	// Resumed from the checkpoint of its last step, no step runs, and it
+	// ends on the best weights: the same bundle.
+	resumed := filepath.Join(dir, "resumed.mwb")
+	if code, o, errs := memowm(t, "fit", "--stage", "wm", "--in", traj, "--eval", held, "--resume", best+".ckpt", "--out", resumed); code != 0 {
+		t.Fatalf("resume: %d\n%s%s", code, o, errs)
+	}
+	want, _ := os.ReadFile(best)
+	if got, _ := os.ReadFile(resumed); !bytes.Equal(got, want) {
+		t.Fatal("resumed from the last checkpoint, fit wrote another bundle")
+	}
+}
+
+// TestFitWMRefusesInputs: fit --stage wm checks --out as the other verbs
+// do, before any work: it never replaces a file it reads (--in, --eval,
+// --opq, --resume, --model unless the run continues it), names a missing
+// folder, refuses an existing file without --force, and keeps its
+// checkpoint off the files it reads and writes. Nothing is changed.
+func TestFitWMRefusesInputs(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	for _, c := range [][]string{
+		{"sim", "--episodes", "4", "--steps", "10", "--dim", "32", "--out", p("t.arrow"), "--quiet"},
+		{"sim", "--episodes", "2", "--steps", "10", "--dim", "32", "--seed", "3", "--out", p("h.arrow"), "--quiet"},
+		{"fit", "opq", "--in", p("t.arrow"), "--out", p("q.opq"), "--codewords", "16", "--quiet"},
+		{"fit", "--stage", "wm", "--in", p("t.arrow"), "--opq", p("q.opq"), "--preset", "tiny", "--steps", "2", "--keep-checkpoint", "--out", p("a.mwb"), "--quiet"},
+	} {
+		if code, out, errs := memowm(t, c...); code != 0 {
+			t.Fatalf("%v: %d\n%s%s", c, code, out, errs)
+		}
+	}
+	if err := os.Symlink(p("t.arrow"), p("link.mwb")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p("x.ckpt"), []byte("not a checkpoint"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{"t.arrow", "h.arrow", "q.opq", "a.mwb", "a.mwb.ckpt", "x.ckpt"}
+	sums := map[string]string{}
+	for _, f := range files {
+		sums[f] = fileSum(t, p(f))
+	}
+	base := []string{"fit", "--stage", "wm", "--in", p("t.arrow"), "--steps", "2", "--quiet"}
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--opq", p("q.opq"), "--out", p("t.arrow")}, "is the extension of a trajectory file"},
+		{[]string{"--opq", p("q.opq"), "--out", p("link.mwb"), "--force"}, "is --in " + p("t.arrow") + " (the same file, through a link): writing it would replace the input"},
+		{[]string{"--opq", p("q.opq"), "--out", p("q.opq"), "--force"}, "is the extension of a quantizer file"},
+		{[]string{"--opq", p("q.opq"), "--eval", p("h.arrow"), "--out", p("h.arrow"), "--force"}, "is the extension of a trajectory file"},
+		{[]string{"--model", p("a.mwb"), "--preset", "tiny", "--out", p("a.mwb"), "--force"}, "is --model " + p("a.mwb") + " (the same file): writing it would replace the input"},
+		{[]string{"--resume", p("a.mwb.ckpt"), "--out", p("a.mwb.ckpt"), "--force"}, "is --resume " + p("a.mwb.ckpt")},
+		{[]string{"--opq", p("q.opq"), "--preset", "tiny", "--out", p("nodir/x.mwb")}, "--out " + p("nodir/x.mwb") + ": folder " + p("nodir") + " does not exist"},
+		{[]string{"--opq", p("q.opq"), "--preset", "tiny", "--out", p("a.mwb")}, "--out " + p("a.mwb") + " exists: memowm does not replace files; give --force"},
+		{[]string{"--opq", p("q.opq"), "--preset", "tiny", "--out", p("n.mwb"), "--checkpoint", p("t.arrow")}, "--checkpoint " + p("t.arrow") + " is --in"},
+		{[]string{"--opq", p("q.opq"), "--preset", "tiny", "--out", p("n.mwb"), "--checkpoint", p("n.mwb")}, "--checkpoint " + p("n.mwb") + " is --out"},
+		{[]string{"--opq", p("q.opq"), "--preset", "tiny", "--out", p("n.mwb"), "--checkpoint", p("nodir/n.ckpt")}, "folder " + p("nodir") + " does not exist"},
+		{[]string{"--opq", p("q.opq"), "--preset", "tiny", "--out", p("n.mwb"), "--keep", "worst", "--eval", p("h.arrow")}, `--keep "worst": want best or last`},
+		{[]string{"--opq", p("q.opq"), "--preset", "tiny", "--out", p("n.mwb"), "--keep", "last"}, "give --eval"},
+		{[]string{"--opq", p("q.opq"), "--preset", "tiny", "--out", p("n.mwb"), "--keep", "last", "--eval", p("h.arrow"), "--patience", "2"}, "not with --keep last"},
+	} {
+		code, _, errs := memowm(t, append(slices.Clone(base), c.args...)...)
+		if code != 2 || !strings.Contains(errs, c.msg) || strings.Contains(errs, "corpus") {
+			t.Errorf("%v: status %d, want 2 and %q:\n%s", c.args, code, c.msg, errs)
+		}
+	}
+	for _, f := range files {
+		if got := fileSum(t, p(f)); got != sums[f] {
+			t.Errorf("%s changed", f)
+		}
+	}
+	if _, err := os.Stat(p("n.mwb")); !os.IsNotExist(err) {
+		t.Errorf("a refused run wrote n.mwb: %v", err)
+	}
+	// A run that continues --model's world model may write over it, with
+	// --force (as sweep trains a bundle on).
+	if code, out, errs := memowm(t, append(slices.Clone(base), "--model", p("a.mwb"), "--out", p("a.mwb"), "--force")...); code != 0 {
+		t.Fatalf("continuing a bundle into itself: %d\n%s%s", code, out, errs)
+	}
+	if b, err := model.Load(p("a.mwb")); err != nil || b.Training.PriorSteps != 2 || b.Training.TotalSteps() != 4 {
+		t.Fatalf("the continued bundle: %v", err)
+	}
+}
+
+// fileSum is the SHA-256 of the file at path, in hex.
+func fileSum(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sha256.Sum256(data)
+	return hex.EncodeToString(s[:])
+}
+
+// TestFitProgressWidth: fit --stage wm's progress lines fit 80 columns, for
+// figures as wide as a long run makes them, and every line a run prints on
+// stderr does unless it names a file.
+func TestFitProgressWidth(t *testing.T) {
+	best := worldmodel.EvalStats{BitsPerTransition: 6143.96}
+	p := worldmodel.Progress{StepStats: worldmodel.StepStats{Step: 99999, Loss: 12.34567, GradNorm: 12.3456, LR: 2.86e-3}, Steps: 99999,
+		StepsPerSec: 123.456, TokensPerSec: 1234567, GFLOPS: 1234.56, ETA: 12*time.Hour + 34*time.Minute + 56*time.Second,
+		Eval: &worldmodel.EvalStats{BitsPerTransition: 9999.94}, Best: &best, BestStep: 99998}
+	lines := strings.Split(progressLines(p, 9999.94)+"\n"+evalLine(p), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%q", lines)
+	}
+	for _, l := range lines {
+		if len(l) > 80 {
+			t.Errorf("%d columns: %q", len(l), l)
+		}
+	}
+	dir := t.TempDir()
+	traj := filepath.Join(dir, "t.arrow")
+	if code, _, errs := memowm(t, "sim", "--episodes", "6", "--steps", "12", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
+		t.Fatal(errs)
+	}
+	code, _, errs := memowm(t, "fit", "--stage", "wm", "--in", traj, "--eval", traj, "--preset", "tiny", "--steps", "3", "--batch", "4", "--out", filepath.Join(dir, "w.mwb"))
+	if code != 0 || !strings.Contains(errs, "fit wm: step 3/3  loss ") {
+		t.Fatalf("%d %s", code, errs)
+	}
+	for _, l := range strings.Split(errs, "\n") {
+		if len(l) > 80 && !strings.Contains(l, dir) && !strings.Contains(l, "warning: opq") {
+			t.Errorf("%d columns: %q", len(l), l)
+		}
 	}
 }
