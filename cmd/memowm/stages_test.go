@@ -169,6 +169,7 @@ func TestFitAll(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(o), &sum) != nil {
 		t.Fatalf("fit --stage all --json: %d\n%s%s", code, o, errs)
 	}
+	checkJSONVocabulary(t, "fit --stage all", o, nil)
 	st := sum.Stages
 	if sum.Out != out || st.WM.Steps != 3 || st.WM.SHA256 == "" || st.Reader.Stage != "reader" || st.Reader.Validation.Questions == 0 ||
 		st.Reader.Validation.Accuracy == nil || len(st.Reader.Validation.Kinds) == 0 || st.Risk.Prior != "mix" || len(st.Risk.Bins) == 0 ||

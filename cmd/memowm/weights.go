@@ -125,7 +125,7 @@ func runWeightsExport(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, map[string]any{
 			"model": *bundlePath, "bundle_sha256": b.HashString(), "out": *out, "file_bytes": size, "sha256": sum,
-			"preset": cfg.Preset, "params": cfg.NumParams(), "config": cfg, "tensors": ts,
+			"preset": cfg.Preset, "params": cfg.NumParams(), "config": cfg, "tensors": len(ts), "per_tensor": ts,
 		})
 	}
 	fmt.Fprintf(stdout, "wrote %s (%s): world model %s of %s, %s parameters in %d F32 tensors\n",

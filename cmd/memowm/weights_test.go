@@ -108,7 +108,7 @@ func TestWeightsExportImport(t *testing.T) {
 			Shape       []int    `json:"shape"`
 			DataOffsets [2]int64 `json:"data_offsets"`
 			SHA256      string   `json:"sha256"`
-		} `json:"tensors"`
+		} `json:"per_tensor"`
 	}
 	if err := json.Unmarshal([]byte(out), &ex); err != nil {
 		t.Fatal(err)
