@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // Checks of an Arrow IPC file's structure, made before arrow-go reads it, so
@@ -35,6 +36,7 @@ type arrowBlock struct {
 // arrowLayout is the checked footer of an Arrow IPC file.
 type arrowLayout struct {
 	batches, dicts []arrowBlock
+	footerStart    int64
 }
 
 func le16(b []byte, p int) int   { return int(binary.LittleEndian.Uint16(b[p:])) }
@@ -110,7 +112,7 @@ func checkArrowFile(r io.ReaderAt, size int64) (*arrowLayout, error) {
 	if fbAt(footer, root, 1) == 0 {
 		return nil, fmt.Errorf("footer has no schema")
 	}
-	lay := &arrowLayout{}
+	lay := &arrowLayout{footerStart: footerStart}
 	for _, l := range []struct {
 		dst   *[]arrowBlock
 		field int
@@ -130,6 +132,68 @@ func checkArrowFile(r io.ReaderAt, size int64) (*arrowLayout, error) {
 		}
 	}
 	return lay, nil
+}
+
+// checkArrowStream walks the IPC stream between the file's leading magic and
+// its footer, message by message, and checks that its record batches are the
+// footer's blocks. Readers of the file format go by the footer alone, so a
+// footer that lost blocks to damage would end the data early without a word
+// (an Arrow file counts its rows nowhere else). A message header is read only
+// after its length is checked to lie before the footer, and is verified
+// before it is parsed.
+func checkArrowStream(r io.ReaderAt, lay *arrowLayout) error {
+	var seen []int64 // offsets of the stream's record batch messages
+	off, end := int64(8), lay.footerStart
+	for off < end {
+		if end-off < 4 {
+			return fmt.Errorf("stream: %d stray bytes at %d before the footer", end-off, off)
+		}
+		head, err := readAt(r, off, min(8, end-off))
+		if err != nil {
+			return err
+		}
+		prefix, n := int64(4), le32(head, 0)
+		if binary.LittleEndian.Uint32(head) == ipcContinuation {
+			if len(head) < 8 {
+				return fmt.Errorf("stream: message at %d is cut off by the footer", off)
+			}
+			prefix, n = 8, le32(head, 4)
+		}
+		if n == 0 {
+			break // the end-of-stream marker
+		}
+		if n < 0 || n > end-off-prefix {
+			return fmt.Errorf("stream: message at %d claims %d bytes of metadata, more than lie before the footer", off, n)
+		}
+		fb, err := readAt(r, off+prefix, n)
+		if err != nil {
+			return err
+		}
+		if err := verifyFlatbuffer(fb, fbMessage); err != nil {
+			return fmt.Errorf("stream: message at %d: %w", off, err)
+		}
+		root := fbRef(fb, 0)
+		var body int64
+		if p := fbAt(fb, root, 3); p != 0 {
+			body = le64(fb, p)
+		}
+		if body < 0 || body > end-off-prefix-n {
+			return fmt.Errorf("stream: message at %d claims a %d-byte body, more than lies before the footer", off, body)
+		}
+		if p := fbAt(fb, root, 1); p != 0 && fb[p] == msgRecordBatch {
+			seen = append(seen, off)
+		}
+		off += prefix + n + body
+	}
+	listed := make([]int64, len(lay.batches))
+	for i, b := range lay.batches {
+		listed[i] = b.offset
+	}
+	slices.Sort(listed)
+	if !slices.Equal(seen, listed) {
+		return fmt.Errorf("the footer lists %d record batches, the stream before it holds %d (or others)", len(listed), len(seen))
+	}
+	return nil
 }
 
 // checkArrowMessage checks the message of block b (a record batch or, with

@@ -10,7 +10,8 @@
 // of observation, never both.
 //
 // Files are Arrow IPC (.arrow) and Parquet (.parquet), both with one row per
-// observation (see Schema for the columns), and NumPy (.npy) as an export of the
+// observation (see Schema for the columns; files from DuckDB and pandas with
+// list columns are read too), and NumPy (.npy) as an export of the
 // observations alone for Python users. Questions about an episode's ground truth
 // travel in a JSON Lines side file (QuestionsPath).
 //
@@ -29,6 +30,23 @@
 //     *ValidationError naming the episode and step; damaged files are errors, never
 //     panics. Every error about a file starts with "trajectory: " and names the
 //     file; damage wraps ErrFormat (and ErrChecksum or ErrLimit where they apply).
+//   - End of data is never confused with damage. Reader.Next returns the bare
+//     io.EOF only at a clean end: a Parquet file has delivered exactly the rows
+//     its metadata counts (in all and in its row groups), an Arrow file every
+//     record batch its footer lists, and the footer's batches are the ones the
+//     IPC stream before it holds (checked on opening), so a footer that lost
+//     blocks is an error. No other error from this package satisfies
+//     errors.Is(err, io.EOF): errors from arrow-go, Parquet or the operating
+//     system that wrap io.EOF are rewrapped with io.ErrUnexpectedEOF in its
+//     place (notEOF), so a loop that stops on errors.Is(err, io.EOF) never
+//     takes a damaged file for a short one.
+//   - The observation column may also be a list or large_list (DuckDB's and
+//     pandas/pyarrow's Parquet), of float64 (every value exactly a float32) or
+//     of any integer type for codes (every value in 0..255); each row is
+//     checked to hold the file's width of non-null values, and a row that does
+//     not is a *ValidationError naming its episode and step. Without memowm
+//     metadata (in the schema, or a Parquet file's key-value metadata) the
+//     width comes from the first row.
 //   - Nothing is allocated from a number read from a file before that number is
 //     checked against the file's size: Arrow IPC flatbuffers (footer, schema,
 //     every record batch and dictionary message, and the Arrow schema stored in a

@@ -2,6 +2,7 @@ package trajectory
 
 import (
 	"errors"
+	"io"
 	"strings"
 )
 
@@ -36,3 +37,39 @@ func (e *fileError) Error() string {
 }
 
 func (e *fileError) Unwrap() error { return e.err }
+
+// notEOF keeps io.EOF out of the chain of an error about a file. Read loops
+// stop on errors.Is(err, io.EOF), so an error from arrow-go, Parquet or the
+// operating system that wraps io.EOF (a damaged footer's "error reading
+// field 1: EOF", a record reader's "got error: EOF") would end them quietly
+// as if the file had ended. notEOF returns err unchanged unless its chain
+// holds io.EOF; then it returns an error with the same message whose chain
+// holds io.ErrUnexpectedEOF in its place and every other error of err's
+// chain (ErrFormat, ErrLimit, *ValidationError, ...).
+func notEOF(err error) error {
+	if err == nil || !errors.Is(err, io.EOF) {
+		return err
+	}
+	return &eofFree{err}
+}
+
+type eofFree struct{ err error }
+
+func (e *eofFree) Error() string { return e.err.Error() }
+
+// Unwrap gives io.ErrUnexpectedEOF; Is and As reach the rest of the chain.
+func (e *eofFree) Unwrap() error { return io.ErrUnexpectedEOF }
+
+func (e *eofFree) Is(target error) bool { return target != io.EOF && errors.Is(e.err, target) }
+
+func (e *eofFree) As(target any) bool { return errors.As(e.err, target) }
+
+// unexpected turns the io.EOF that io.ReadFull and decoders return when
+// nothing is left into io.ErrUnexpectedEOF: where a reader still needs
+// bytes, their absence is damage, not the end of the data.
+func unexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}

@@ -69,7 +69,7 @@ var (
 func ReadNPYHeader(r io.Reader) (NPYHeader, error) {
 	h, _, err := readNPYHeader(r)
 	if err != nil {
-		return h, fmt.Errorf("trajectory: %w", err)
+		return h, notEOF(fmt.Errorf("trajectory: %w", err))
 	}
 	return h, nil
 }
@@ -84,7 +84,7 @@ func readNPYHeader(r io.Reader) (NPYHeader, int64, error) {
 	var h NPYHeader
 	pre := make([]byte, 8)
 	if _, err := io.ReadFull(r, pre); err != nil {
-		return h, 0, fmt.Errorf("%w: npy header: %w", ErrFormat, err)
+		return h, 0, fmt.Errorf("%w: npy header: %w", ErrFormat, unexpected(err))
 	}
 	if string(pre[:6]) != npyMagic {
 		return h, 0, fmt.Errorf("%w: not a .npy file (bad magic)", ErrFormat)
@@ -94,13 +94,13 @@ func readNPYHeader(r io.Reader) (NPYHeader, int64, error) {
 	case 1:
 		var b [2]byte
 		if _, err := io.ReadFull(r, b[:]); err != nil {
-			return h, 0, fmt.Errorf("%w: npy header: %w", ErrFormat, err)
+			return h, 0, fmt.Errorf("%w: npy header: %w", ErrFormat, unexpected(err))
 		}
 		n, off = int(binary.LittleEndian.Uint16(b[:])), 10
 	case 2, 3:
 		var b [4]byte
 		if _, err := io.ReadFull(r, b[:]); err != nil {
-			return h, 0, fmt.Errorf("%w: npy header: %w", ErrFormat, err)
+			return h, 0, fmt.Errorf("%w: npy header: %w", ErrFormat, unexpected(err))
 		}
 		n, off = int(binary.LittleEndian.Uint32(b[:])), 12
 		if n > maxNPYHeader {
@@ -111,7 +111,7 @@ func readNPYHeader(r io.Reader) (NPYHeader, int64, error) {
 	}
 	dict := make([]byte, n)
 	if _, err := io.ReadFull(r, dict); err != nil {
-		return h, 0, fmt.Errorf("%w: npy header: %w", ErrFormat, err)
+		return h, 0, fmt.Errorf("%w: npy header: %w", ErrFormat, unexpected(err))
 	}
 	d, f, s := npyDescr.FindSubmatch(dict), npyFortran.FindSubmatch(dict), npyShape.FindSubmatch(dict)
 	if d == nil || f == nil || s == nil {

@@ -154,7 +154,7 @@ func DecodeQuestions(r io.Reader, name string) ([]Question, error) {
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&q); err != nil {
-			return nil, fmt.Errorf("trajectory: %s line %d: %w: %w", name, line, ErrFormat, err)
+			return nil, fmt.Errorf("trajectory: %s line %d: %w: %w", name, line, ErrFormat, unexpected(err))
 		}
 		if dec.More() {
 			return nil, fmt.Errorf("trajectory: %s line %d: %w: more than one JSON value on the line", name, line, ErrFormat)
@@ -167,7 +167,7 @@ func DecodeQuestions(r io.Reader, name string) ([]Question, error) {
 	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
 		return nil, fmt.Errorf("trajectory: %s line %d: %w: %w: longer than %d bytes", name, line, ErrFormat, ErrLimit, MaxQuestionLine)
 	} else if err != nil {
-		return nil, fmt.Errorf("trajectory: %s: %w", name, err)
+		return nil, notEOF(fmt.Errorf("trajectory: %s: %w", name, err))
 	}
 	return qs, nil
 }

@@ -29,6 +29,8 @@ type Reader struct {
 	compact bool                                     // SetCompact
 	noFacts bool                                     // SetFacts(false)
 	zbuf    []uint8                                  // one row's codes, for quant into Compact
+	fconv   []float32                                // one row's state, converted from a float64 column
+	cconv   []uint8                                  // one row's codes, converted from another integer column
 	qcodes  []uint8                                  // the codes of the current batch's first qn rows (prequantize)
 	qn      int
 
@@ -97,7 +99,7 @@ func NewReader(ra io.ReaderAt, size int64, format Format, name string, opts ...O
 			src.close()
 		}
 		if err != nil {
-			r = nil
+			r, err = nil, notEOF(err)
 		}
 	}()
 	alloc := &cappedAllocator{Allocator: memory.DefaultAllocator, max: o.maxAlloc}
@@ -127,11 +129,51 @@ func NewReader(ra io.ReaderAt, size int64, format Format, name string, opts ...O
 	} else if ok && sums == nil {
 		return nil, fmt.Errorf("trajectory: %s: %w: %w: the schema says the file carries episode checksums, but they are missing (the file is damaged or truncated)", name, ErrFormat, ErrChecksum)
 	}
+	var first arrow.RecordBatch // read to learn a list column's width; Next starts with it
+	if cols.peek {
+		if first, meta, err = peekWidth(src, cols, meta, schema.Metadata()); err != nil {
+			if errors.Is(err, ErrFormat) {
+				return nil, inFile(name, err)
+			}
+			return nil, fmt.Errorf("trajectory: %s: %w: %w", name, ErrFormat, err)
+		}
+	}
 	r = &Reader{name: name, format: format, meta: meta, cols: cols, src: src, sums: sums, seen: map[int64]bool{}}
 	if meta.Content == States {
 		r.quant, r.codes = o.quant, o.codes
 	}
+	if first != nil {
+		r.rec = first
+		r.prequantize()
+	}
 	return r, nil
+}
+
+// peekWidth reads the first record batch of a file whose observation column
+// is a list without a width in the metadata, and completes meta's shape from
+// the first row's width (fitWidth); every row is then checked against it.
+// A file without rows keeps the default shape. The batch is returned for
+// Next to start with.
+func peekWidth(src batchSource, cols columns, meta Meta, md arrow.Metadata) (arrow.RecordBatch, Meta, error) {
+	rec, err := src.next()
+	if err == io.EOF {
+		return nil, meta, nil
+	}
+	if err != nil {
+		return nil, meta, err
+	}
+	if !rec.Schema().Equal(src.schema()) {
+		return nil, meta, errors.New("record batch schema differs from the file's")
+	}
+	if width, id, step, ok := firstWidth(rec, cols); ok {
+		if err := fitWidth(&meta, md, width); err != nil {
+			return nil, meta, fmt.Errorf("%w: the width comes from the first row, episode %d step %d (the file has no memowm metadata)", err, id, step)
+		}
+		if err := meta.Validate(); err != nil {
+			return nil, meta, fmt.Errorf("%w (%w)", err, ErrFormat)
+		}
+	}
+	return rec, meta, nil
 }
 
 // damaged turns a recovered panic into an error naming the file.
@@ -175,9 +217,15 @@ func (r *Reader) Close() error {
 	return err
 }
 
-// Next returns the next episode, or io.EOF after the last. Any other error is
-// sticky: a *ValidationError for bad content, or an error wrapping ErrFormat
-// for a damaged file.
+// Next returns the next episode, or the bare io.EOF after the last: only
+// when the file ended where its metadata says it ends (every row its Parquet
+// metadata counts, every record batch its Arrow footer lists, and as many
+// episodes as it has checksums). Any other error is sticky and never
+// satisfies errors.Is(err, io.EOF), even when a library reported the damage
+// as an EOF (its chain then holds io.ErrUnexpectedEOF instead), so a loop
+// that stops on errors.Is(err, io.EOF) never takes a damaged file for a
+// short one: a *ValidationError for bad content, or an error wrapping
+// ErrFormat for a damaged file.
 func (r *Reader) Next() (ep *Episode, err error) {
 	if r.err != nil {
 		return nil, r.err
@@ -190,7 +238,8 @@ func (r *Reader) Next() (ep *Episode, err error) {
 		if errors.As(err, &ve) && err == error(ve) {
 			err = inFile(r.name, err) // name the file
 		}
-		if err != nil {
+		if err != nil && err != io.EOF {
+			err = notEOF(err)
 			r.err = err
 		}
 	}()
@@ -269,22 +318,25 @@ func (r *Reader) prequantize() {
 	if r.quant == nil || r.meta.Content != States {
 		return
 	}
-	obs, ok := r.rec.Column(r.cols.obs).(*array.FixedSizeList)
+	obs, ok := r.rec.Column(r.cols.obs).(array.ListLike)
 	if !ok {
 		return
 	}
 	vals, ok := obs.ListValues().(*array.Float32)
-	if !ok {
-		return
+	if !ok || vals.NullN() > 0 {
+		return // float64 values, or nulls: row by row
 	}
 	v := vals.Float32Values()
 	sl := r.meta.Shape.StateLen()
 	n := int(r.rec.NumRows())
+	if n == 0 {
+		return
+	}
 	first, _ := obs.ValueOffsets(0)
 	k := 0
 	for ; k < n; k++ {
 		s, e := obs.ValueOffsets(k)
-		if obs.IsNull(k) || s != first+int64(k*sl) || e > int64(len(v)) || validState(r.meta, 0, 0, v[s:e]) != nil {
+		if obs.IsNull(k) || first < 0 || s != first+int64(k*sl) || e < s || e > int64(len(v)) || validState(r.meta, 0, 0, v[s:e]) != nil {
 			break
 		}
 	}
@@ -341,21 +393,25 @@ func (r *Reader) addRow() (*Episode, error) {
 	}
 	ep := r.cur
 
-	obs := rec.Column(c.obs).(*array.FixedSizeList)
-	if obs.IsNull(i) {
-		return nil, invalid(id, step, "observation is null")
+	obs := rec.Column(c.obs).(array.ListLike)
+	start, end, err := rowValues(obs, i, id, step)
+	if err != nil {
+		return nil, err
 	}
-	start, end := obs.ValueOffsets(i)
 	var state []float32
 	var codes []uint8
 	switch r.meta.Content {
 	case States:
-		state = obs.ListValues().(*array.Float32).Float32Values()[start:end]
+		if state, err = stateRow(obs.ListValues(), start, end, &r.fconv, id, step); err != nil {
+			return nil, err
+		}
 		if err := validState(r.meta, id, step, state); err != nil {
 			return nil, err
 		}
 	case Codes:
-		codes = obs.ListValues().(*array.Uint8).Uint8Values()[start:end]
+		if codes, err = codesRow(obs.ListValues(), start, end, &r.cconv, id, step); err != nil {
+			return nil, err
+		}
 		if err := validCodes(r.meta, id, step, codes); err != nil {
 			return nil, err
 		}

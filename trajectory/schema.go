@@ -12,8 +12,8 @@ import (
 const (
 	ColEpisode = "episode"     // int64, not null: episode id
 	ColStep    = "step"        // int32, not null: t, 0..T
-	ColState   = "state"       // fixed_size_list<float32>[Slots*Dim], not null (Content States)
-	ColCodes   = "codes"       // fixed_size_list<uint8>[Codes], not null (Content Codes)
+	ColState   = "state"       // fixed_size_list<float32>[Slots*Dim], not null (Content States); read also as list/large_list, float64 (listWidth)
+	ColCodes   = "codes"       // fixed_size_list<uint8>[Codes], not null (Content Codes); read also as list/large_list, other integers (listWidth)
 	ColAction  = "action_type" // uint8, null on step 0: u_{t-1}'s kind
 	ColX       = "pos_x"       // float32, null when the action has no position
 	ColY       = "pos_y"       // float32, null when the action has no position
@@ -71,12 +71,16 @@ func Schema(m Meta) *arrow.Schema {
 // columns are the positions of the schema's fields in a file being read.
 type columns struct {
 	episode, step, obs, action, x, y, dx, dy, payload, facts int
+
+	peek bool // the observation column is a list and nothing else gives its width: the first row does
 }
 
 // metaFromSchema recovers a file's Meta from its schema and checks that every
-// column has the type Schema gives it. Files written by other tools are accepted
-// when their columns are right, even without memowm metadata: the shape then
-// comes from the observation column's width with the default slot count.
+// column has the type Schema gives it, the observation column also as a list
+// (listWidth). Files written by other tools are accepted when their columns
+// are right, even without memowm metadata: the shape then comes from the
+// observation column's width with the default slot count, and for a list
+// column without a fixed width from its first row (columns.peek).
 func metaFromSchema(s *arrow.Schema) (Meta, columns, error) {
 	var m Meta
 	var c columns
@@ -138,37 +142,35 @@ func metaFromSchema(s *arrow.Schema) (Meta, columns, error) {
 	}
 
 	hasState, hasCodes := len(s.FieldIndices(ColState)) == 1, len(s.FieldIndices(ColCodes)) == 1
+	name := ColState
 	switch {
 	case hasState && hasCodes:
 		return m, c, fmt.Errorf("trajectory: %w: both %q and %q columns present", ErrFormat, ColState, ColCodes)
 	case hasState:
 		m.Content = States
-		width, err := listWidth(s, ColState, arrow.PrimitiveTypes.Float32)
-		if err != nil {
-			return m, c, err
-		}
-		if _, ok := md.GetValue(metaDim); !ok && width%m.Shape.Slots == 0 {
-			m.Shape.Dim = width / m.Shape.Slots
-		}
-		if width != m.Shape.StateLen() {
-			return m, c, fmt.Errorf("trajectory: %w: state column width %d does not match shape %v (want %d)", ErrFormat, width, m.Shape, m.Shape.StateLen())
-		}
-		c.obs = s.FieldIndices(ColState)[0]
 	case hasCodes:
-		m.Content = Codes
-		width, err := listWidth(s, ColCodes, arrow.PrimitiveTypes.Uint8)
-		if err != nil {
-			return m, c, err
-		}
-		if _, ok := md.GetValue(metaCodes); !ok {
-			m.Shape.Codes = width
-		}
-		if width != m.Shape.Codes {
-			return m, c, fmt.Errorf("trajectory: %w: codes column width %d does not match shape %v", ErrFormat, width, m.Shape)
-		}
-		c.obs = s.FieldIndices(ColCodes)[0]
+		m.Content, name = Codes, ColCodes
 	default:
 		return m, c, fmt.Errorf("trajectory: %w: neither a %q nor a %q column", ErrFormat, ColState, ColCodes)
+	}
+	c.obs = s.FieldIndices(name)[0]
+	width, err := listWidth(s.Field(c.obs), m.Content)
+	if err != nil {
+		return m, c, err
+	}
+	_, hasWidth := md.GetValue(metaDim)
+	if m.Content == Codes {
+		_, hasWidth = md.GetValue(metaCodes)
+	}
+	switch {
+	case width > 0:
+		if err := fitWidth(&m, md, width); err != nil {
+			return m, c, err
+		}
+	case !hasWidth:
+		// A list column from another tool, without memowm metadata: its
+		// first row gives the width (NewReader), every row is checked.
+		c.peek = true
 	}
 	m.Quantizer, _ = md.GetValue(metaQuant)
 	if err := m.Validate(); err != nil {
@@ -177,11 +179,62 @@ func metaFromSchema(s *arrow.Schema) (Meta, columns, error) {
 	return m, c, nil
 }
 
-func listWidth(s *arrow.Schema, name string, elem arrow.DataType) (int, error) {
-	f := s.Field(s.FieldIndices(name)[0])
-	fsl, ok := f.Type.(*arrow.FixedSizeListType)
-	if !ok || !arrow.TypeEqual(fsl.Elem(), elem) {
-		return 0, fmt.Errorf("trajectory: %w: column %q has type %v, want fixed_size_list<%v>", ErrFormat, name, f.Type, elem)
+// fitWidth completes m's shape from the observation width where the
+// metadata leaves it open (the default slot count for states), and checks
+// that the width is the shape's.
+func fitWidth(m *Meta, md arrow.Metadata, width int) error {
+	if m.Content == Codes {
+		if _, ok := md.GetValue(metaCodes); !ok {
+			m.Shape.Codes = width
+		}
+		if width != m.Shape.Codes {
+			return fmt.Errorf("trajectory: %w: codes column width %d does not match shape %v", ErrFormat, width, m.Shape)
+		}
+		return nil
 	}
-	return int(fsl.Len()), nil
+	if _, ok := md.GetValue(metaDim); !ok && width%m.Shape.Slots == 0 {
+		m.Shape.Dim = width / m.Shape.Slots
+	}
+	if width != m.Shape.StateLen() {
+		return fmt.Errorf("trajectory: %w: state column width %d does not match shape %v (want %d)", ErrFormat, width, m.Shape, m.Shape.StateLen())
+	}
+	return nil
+}
+
+// listWidth checks the observation column's type and returns the width a
+// fixed_size_list fixes, or 0 for a list or large_list, whose rows are
+// checked one by one (DuckDB and pandas/pyarrow write those). States are
+// float32, or float64 when every value is exactly a float32; codes are
+// uint8, or any integer type when every value lies in 0..255.
+func listWidth(f arrow.Field, content Content) (int, error) {
+	var elem arrow.DataType
+	width := 0
+	switch t := f.Type.(type) {
+	case *arrow.FixedSizeListType:
+		elem, width = t.Elem(), int(t.Len())
+	case *arrow.ListType:
+		elem = t.Elem()
+	case *arrow.LargeListType:
+		elem = t.Elem()
+	}
+	ok := false
+	if elem != nil {
+		switch elem.ID() {
+		case arrow.FLOAT32, arrow.FLOAT64:
+			ok = content == States
+		case arrow.UINT8, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT16, arrow.UINT32, arrow.UINT64:
+			ok = content == Codes
+		}
+	}
+	if !ok {
+		want := "float32 (float64 when every value is exactly a float32)"
+		if content == Codes {
+			want = "uint8 (or integers in 0..255)"
+		}
+		return 0, fmt.Errorf("trajectory: %w: column %q has type %v, want a fixed_size_list, list or large_list of %s", ErrFormat, f.Name, f.Type, want)
+	}
+	if _, fixed := f.Type.(*arrow.FixedSizeListType); fixed && width <= 0 {
+		return 0, fmt.Errorf("trajectory: %w: column %q has type %v, a list of width %d", ErrFormat, f.Name, f.Type, width)
+	}
+	return width, nil
 }

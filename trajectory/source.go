@@ -5,11 +5,13 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -28,6 +30,9 @@ type arrowSource struct {
 func openArrow(ra io.ReaderAt, size int64, alloc *cappedAllocator) (*arrowSource, []uint32, error) {
 	lay, err := checkArrowFile(ra, size)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkArrowStream(ra, lay); err != nil {
 		return nil, nil, err
 	}
 	for i, d := range lay.dicts {
@@ -110,11 +115,15 @@ func (s *arrowSource) close() error {
 }
 
 // parquetSource reads a Parquet file through pqarrow, after checking the
-// Arrow schema stored in its metadata (checkSchemaStream).
+// Arrow schema stored in its metadata (checkSchemaStream). It counts the rows
+// it delivers: pqarrow's record reader ends quietly when a column chunk runs
+// out of values early, so the end of the data is the end of the file only
+// when the rows delivered are the rows the file's metadata counts.
 type parquetSource struct {
-	pf  *file.Reader
-	rr  pqarrow.RecordReader
-	sch *arrow.Schema
+	pf   *file.Reader
+	rr   pqarrow.RecordReader
+	sch  *arrow.Schema
+	rows int64 // rows delivered so far
 }
 
 func openParquet(ra io.ReaderAt, size int64, alloc *cappedAllocator) (_ *parquetSource, _ []uint32, err error) {
@@ -127,6 +136,9 @@ func openParquet(ra io.ReaderAt, size int64, alloc *cappedAllocator) (_ *parquet
 			pf.Close()
 		}
 	}()
+	if err := checkParquetFooter(ra, size); err != nil {
+		return nil, nil, err
+	}
 	kv := pf.MetaData().KeyValueMetadata()
 	if v := kv.FindValue("ARROW:schema"); v != nil {
 		b, err := base64.StdEncoding.DecodeString(*v)
@@ -139,6 +151,11 @@ func openParquet(ra io.ReaderAt, size int64, alloc *cappedAllocator) (_ *parquet
 		if err := checkSchemaStream(b); err != nil {
 			return nil, nil, err
 		}
+	} else if pf.MetaData().GetCreatedBy() == parquetCreatedBy {
+		// memowm has always stored its Arrow schema: without it, damage
+		// dropped the key-value metadata (the checksums with it), and the
+		// file would read as another tool's, unchecked (listWidth).
+		return nil, nil, fmt.Errorf("written by memowm, but its stored Arrow schema is missing (the footer is damaged)")
 	}
 	var sums []uint32
 	if v := kv.FindValue(metaEpisodeSums); v != nil {
@@ -154,6 +171,9 @@ func openParquet(ra io.ReaderAt, size int64, alloc *cappedAllocator) (_ *parquet
 	if err != nil {
 		return nil, nil, err
 	}
+	if kv.FindValue("ARROW:schema") == nil {
+		sch = withFileMetadata(sch, kv)
+	}
 	s := &parquetSource{pf: pf, sch: sch}
 	if pf.NumRows() > 0 {
 		if s.rr, err = fr.GetRecordReader(context.Background(), nil, nil); err != nil {
@@ -163,17 +183,55 @@ func openParquet(ra io.ReaderAt, size int64, alloc *cappedAllocator) (_ *parquet
 	return s, sums, nil
 }
 
+// withFileMetadata adds the memowm.* keys of a Parquet file's key-value
+// metadata to sch: pqarrow takes schema metadata only from a stored Arrow
+// schema, and files from other tools (DuckDB's COPY ... (KV_METADATA {...}))
+// may carry memowm's keys without one.
+func withFileMetadata(sch *arrow.Schema, kv metadata.KeyValueMetadata) *arrow.Schema {
+	md := sch.Metadata()
+	keys, vals := append([]string(nil), md.Keys()...), append([]string(nil), md.Values()...)
+	for i, k := range kv.Keys() {
+		if strings.HasPrefix(k, "memowm.") && md.FindKey(k) < 0 {
+			keys, vals = append(keys, k), append(vals, kv.Values()[i])
+		}
+	}
+	if len(keys) == md.Len() {
+		return sch
+	}
+	out := arrow.NewMetadata(keys, vals)
+	return arrow.NewSchema(sch.Fields(), &out)
+}
+
 func (s *parquetSource) next() (arrow.RecordBatch, error) {
 	if s.rr == nil {
-		return nil, io.EOF
+		return nil, s.end()
 	}
 	if s.rr.Next() {
-		return s.rr.RecordBatch(), nil
+		rec := s.rr.RecordBatch()
+		s.rows += rec.NumRows()
+		return rec, nil
 	}
-	if err := s.rr.Err(); err != nil && err != io.EOF {
-		return nil, err
+	if err := s.rr.Err(); err != nil {
+		// Whatever the error wraps (arrow-go reports a column chunk cut
+		// short as "got error: EOF"), it is damage, not the end.
+		return nil, fmt.Errorf("after %d of the file's %d rows: %w", s.rows, s.pf.NumRows(), notEOF(err))
 	}
-	return nil, io.EOF
+	return nil, s.end()
+}
+
+// end returns io.EOF when the rows delivered are the rows the file's
+// metadata counts, in all and in its row groups, and an error naming both
+// counts when they are not.
+func (s *parquetSource) end() error {
+	md := s.pf.MetaData()
+	var groups int64
+	for i := range s.pf.NumRowGroups() {
+		groups += md.RowGroup(i).NumRows()
+	}
+	if want := s.pf.NumRows(); s.rows != want || groups != want {
+		return fmt.Errorf("the data ends after %d rows, but the file's metadata counts %d rows (its %d row groups %d)", s.rows, want, s.pf.NumRowGroups(), groups)
+	}
+	return io.EOF
 }
 
 func (s *parquetSource) schema() *arrow.Schema { return s.sch }

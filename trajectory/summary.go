@@ -55,7 +55,7 @@ func Summarize(path string, opts ...Option) (*Summary, error) {
 		err = s.stream(path, opts)
 	}
 	if err != nil {
-		return nil, err
+		return nil, notEOF(err)
 	}
 	if _, err := os.Stat(QuestionsPath(path)); err == nil {
 		qs, err := ReadQuestions(QuestionsPath(path))
@@ -151,7 +151,7 @@ func (s *Summary) npyActions(apath string) error {
 	row := make([]byte, 8*ActionColumns)
 	for i := 0; i < h.Shape[0]; i++ {
 		if _, err := io.ReadFull(br, row); err != nil {
-			return fmt.Errorf("trajectory: %s: %w: %w", apath, ErrFormat, err)
+			return fmt.Errorf("trajectory: %s: %w: action %d of %d: %w", apath, ErrFormat, i, h.Shape[0], unexpected(err))
 		}
 		typ := math.Float64frombits(binary.LittleEndian.Uint64(row[16:]))
 		if !(typ >= 0 && int(typ) < len(names) && float64(int(typ)) == typ) {
@@ -200,7 +200,7 @@ func (s *Summary) npyFrom(obs io.ReaderAt, obsSize int64, idx io.ReaderAt, idxSi
 	n := 0
 	for i := 0; i < ih.Shape[0]; i++ {
 		if _, err := io.ReadFull(br, pair[:]); err != nil {
-			return fmt.Errorf("trajectory: %s: %w: %w", iname, ErrFormat, err)
+			return fmt.Errorf("trajectory: %s: %w: row %d of %d: %w", iname, ErrFormat, i, ih.Shape[0], unexpected(err))
 		}
 		ep, step := int64(binary.LittleEndian.Uint64(pair[:8])), int64(binary.LittleEndian.Uint64(pair[8:]))
 		if i == 0 || ep != last {

@@ -13,6 +13,10 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
+// parquetCreatedBy is the created_by of every Parquet file memowm writes; the
+// reader takes a file that says it and lacks a stored Arrow schema for damaged.
+const parquetCreatedBy = "memowm"
+
 // rowsPerBatch bounds the rows of one record batch (and Parquet row group):
 // 64 rows of default states are 4 MiB.
 const rowsPerBatch = 64
@@ -335,7 +339,7 @@ func newParquetSink(f *tempFile, m Meta) (*parquetSink, error) {
 	props := parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithDictionaryDefault(false),
-		parquet.WithCreatedBy("memowm"),
+		parquet.WithCreatedBy(parquetCreatedBy),
 		parquet.WithMaxRowGroupLength(rowsPerBatch),
 	)
 	// pqarrow closes a writer that is an io.Closer; the tempFile must stay open
