@@ -129,7 +129,9 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	if *ckpt == "" {
 		*ckpt = *out + ".ckpt"
 	}
-	if err := checkCheckpoint(*ckpt, append(inputs, input{"--model", *bundlePath}, input{"--out", *out})); err != nil {
+	// The checkpoint may be --resume's: a resumed run writes on where it
+	// left off.
+	if err := checkCheckpoint(*ckpt, []input{{"--in", *in}, {"--eval", *evalPath}, {"--opq", *opqPath}, {"--model", *bundlePath}, {"--out", *out}}); err != nil {
 		return err
 	}
 	watchOutputs(stderr, "fit wm", *out, model.ProvenancePath(*out), *ckpt)
@@ -535,8 +537,8 @@ func onHost(host string) string {
 }
 
 // checkCheckpoint refuses, as a usage error before any work, a checkpoint
-// path that is one of the run's files (--out, or a file it reads other
-// than --resume, which a resumed run writes on), or whose folder is missing.
+// path that is one of files (the run's output and the files it reads, but
+// --resume, which a resumed run writes on), or whose folder is missing.
 func checkCheckpoint(path string, files []input) error {
 	st, statErr := os.Stat(path)
 	for _, f := range files {

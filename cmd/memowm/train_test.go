@@ -561,6 +561,11 @@ func TestFitWMRefusesInputs(t *testing.T) {
 	if _, err := os.Stat(p("n.mwb")); !os.IsNotExist(err) {
 		t.Errorf("a refused run wrote n.mwb: %v", err)
 	}
+	// A resumed run writes on the checkpoint it resumed.
+	if code, out, errs := memowm(t, append(slices.Clone(base), "--opq", p("q.opq"), "--resume", p("a.mwb.ckpt"), "--checkpoint", p("a.mwb.ckpt"),
+		"--steps", "3", "--keep-checkpoint", "--out", p("r.mwb"))...); code != 0 {
+		t.Fatalf("resuming on its own checkpoint: %d\n%s%s", code, out, errs)
+	}
 	// A run that continues --model's world model may write over it, with
 	// --force (as sweep trains a bundle on).
 	if code, out, errs := memowm(t, append(slices.Clone(base), "--model", p("a.mwb"), "--out", p("a.mwb"), "--force")...); code != 0 {
