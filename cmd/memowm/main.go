@@ -122,12 +122,15 @@ Verbs:
 	fmt.Fprint(w, `
 'memowm VERB -h' or 'memowm help VERB' shows a verb's flags, 'memowm --version'
 the version. Exit status: 0 success, 1 failure, 2 bad usage, 130 interrupted
-(Ctrl-C; 143 SIGTERM). Files are written under a temporary name
-(.NAME.tmpDIGITS) and renamed when complete; an interrupt removes the temporary
-file and says so. One left by a killed run (kill -9) is never read: a run that
-writes NAME names it, and you remove it. --max-alloc SIZE (e.g. 256MiB) caps
-any single buffer a trajectory reader allocates for a damaged or hostile file
-(default 64 MiB plus 64 times the file's size).
+(Ctrl-C; 143 SIGTERM). An existing --out is never replaced unless --force is
+given (as zstd and cp -n do); a stage that updates its --model in place needs
+none. Files are written under a temporary name (.NAME.tmpDIGITS) and renamed
+when complete; an interrupt removes the temporary file and says so. One left by
+a killed run (kill -9) is never read: a run that writes NAME names it, and you
+remove it. Inputs are files, never standard input ('-'): they are read by
+random access. --max-alloc SIZE (e.g. 256MiB) caps any single buffer a
+trajectory reader allocates for a damaged or hostile file (default 64 MiB plus
+64 times the file's size). Every --json uses one vocabulary: docs/json.md.
 `)
 }
 
