@@ -133,7 +133,7 @@ func TestFitAll(t *testing.T) {
 		Stages struct {
 			WM struct {
 				Steps  int    `json:"steps"`
-				SHA256 string `json:"sha256"`
+				SHA256 string `json:"bundle_sha256"`
 			} `json:"wm"`
 			Reader struct {
 				Stage      string `json:"stage"`

@@ -389,7 +389,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 		return &interruptedRun{msg: fmt.Sprintf("interrupted at step %d of %d: checkpoint %s (continue with --resume %s); bundle %s (%s) holds the weights so far and records them as %s",
 			tr.StepsDone(), tc.Steps, *ckpt, *ckpt, *out, humanBytes(st.Size()), b.Training), err: runErr}
 	}
-	sum := map[string]any{"out": *out, "bytes": st.Size(), "sha256": b.HashString(), "preset": cfg.Preset, "params": cfg.NumParams(),
+	sum := map[string]any{"out": *out, "file_bytes": st.Size(), "bundle_sha256": b.HashString(), "preset": cfg.Preset, "params": cfg.NumParams(),
 		"steps": tc.Steps, "batch": tc.Batch, "lr": tc.LR, "transitions": tr.Examples(), "precision": b.Precision, "training": b.Training,
 		"steps_per_s": last.StepsPerSec, "tokens_per_s": last.TokensPerSec, "gflops": last.GFLOPS, "seconds": last.Elapsed.Seconds(),
 		"train_loss": last.Loss, "train_bits_per_transition": smooth, "provenance": model.ProvenancePath(*out)}

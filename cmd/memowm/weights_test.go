@@ -158,8 +158,8 @@ func TestWeightsExportImport(t *testing.T) {
 		t.Fatalf("import --json: %d\n%s%s", code, out, errs)
 	}
 	var im struct {
-		SHA256        string         `json:"sha256"`
-		Previous      string         `json:"previous_sha256"`
+		SHA256        string         `json:"bundle_sha256"`
+		Previous      string         `json:"previous_bundle_sha256"`
 		ConfigFrom    string         `json:"config_from"`
 		Changed       int            `json:"changed_params"`
 		Dtypes        map[string]int `json:"dtypes"`
