@@ -147,7 +147,7 @@ func runDemo(args []string, stdout, stderr io.Writer) (err error) {
 	fmt.Fprintf(stdout, "\n== 6. train a tiny world model on the %d training episodes (%d steps; progress on stderr)\n", train.Episodes, *wmSteps)
 	why("the world model predicts each step's codes from the history and the action; the better it predicts, the fewer bits a step costs. It goes into a bundle with the quantizer.")
 	if err := runFitWM([]string{"--opq", opqPath, "--in", trainPath, "--eval", evalPath, "--out", bundlePath,
-		"--preset", "tiny", "--steps", fmt.Sprint(*wmSteps), "--lr", "3e-3"}, stdout, stderr); err != nil {
+		"--preset", "tiny", "--steps", fmt.Sprint(*wmSteps), "--lr", "3e-3", "--force"}, stdout, stderr); err != nil {
 		return err
 	}
 	why("bits/transition: the cost of one step's codes under the model. Teacher-forced: each step predicted from the true")

@@ -126,4 +126,9 @@ func TestDemoDir(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// The folder's files are the demo's own: a second run replaces them
+	// (the verbs it runs refuse an existing --out without --force).
+	if code, out, errs := memowm(t, "demo", "--dir", dir, "--dim", "32", "--episodes", "2", "--steps", "5", "--wm-steps", "2"); code != 0 {
+		t.Fatalf("demo again: %d\n%s%s", code, out, errs)
+	}
 }

@@ -742,7 +742,7 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 		run  func([]string, io.Writer, io.Writer) error
 		args []string
 	}{
-		{"wm", runFitWM, append([]string{"--in", *in, "--out", wm, "--preset", *preset, "--steps", fmt.Sprint(*steps), "--opq", *opqPath}, q...)},
+		{"wm", runFitWM, append([]string{"--in", *in, "--out", wm, "--preset", *preset, "--steps", fmt.Sprint(*steps), "--opq", *opqPath}, qf...)},
 		{"reader", runFitReader, append([]string{"--model", wm, "--in", *in, "--out", rd, "--probe", *probe}, qf...)},
 		{"risk", runFitRisk, append([]string{"--model", rd, "--in", *calibPath, "--out", rk}, qf...)},
 		{"lambda", runFitLambda, append([]string{"--model", rk, "--in", *calibPath, "--out", *out, "--epsilon", fmt.Sprint(*epsilon), fmt.Sprintf("--baselines=%v", *baselines)}, qf...)},
