@@ -55,9 +55,13 @@
 // differences of the float64 reference transcription. AdamW with warm-up and
 // cosine decay and a gradient-norm cap (adamw.go), dropout on the embedded
 // tokens and both residual branches, a seeded data order, and checkpoints
-// (checkpoint.go) that resume a run bit for bit. Training is deterministic
-// for a seed on one machine and build, whatever the thread count; it is not
-// part of the f32 profile (the weights it writes are).
+// (checkpoint.go) that resume a run bit for bit. With held-out data, Run can
+// end on the weights of its lowest evaluation (RunConfig.KeepBest, or
+// Patience, which also stops on a plateau); its checkpoints carry them.
+// Training is deterministic for a seed on one machine and build, whatever
+// the thread count (parallel work splits outputs or fixed chunks, never a
+// sum by thread); it is not part of the f32 profile (the weights it writes
+// are).
 //
 // # Invariants
 //
