@@ -12,9 +12,9 @@ import (
 
 // Summary is what inspect reports about a trajectory file.
 type Summary struct {
-	Path         string           `json:"path"`
+	Path         string           `json:"in"`
 	Format       string           `json:"format"`
-	SizeBytes    int64            `json:"size_bytes"`
+	SizeBytes    int64            `json:"file_bytes"`
 	Content      string           `json:"content"`
 	Shape        Shape            `json:"shape"`
 	Episodes     int              `json:"episodes"`
