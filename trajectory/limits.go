@@ -83,7 +83,7 @@ type cappedAllocator struct {
 type limitError struct{ want, max int64 }
 
 func (e limitError) Error() string {
-	return fmt.Sprintf("asks for a %d-byte buffer, more than the %d-byte cap (WithMaxAlloc)", e.want, e.max)
+	return fmt.Sprintf("the file asks for a %d-byte buffer, more than the %d-byte cap on a single buffer (WithMaxAlloc; memowm's --max-alloc): a file this size may need it; raise the cap if you trust the file", e.want, e.max)
 }
 
 func (e limitError) Unwrap() error { return ErrLimit }

@@ -178,11 +178,28 @@ func peekWidth(src batchSource, cols columns, meta Meta, md arrow.Metadata) (arr
 
 // damaged turns a recovered panic into an error naming the file.
 func damaged(name string, p any) error {
+	if e, ok := p.(error); ok && errors.Is(e, ErrLimit) {
+		// Not necessarily damage: a buffer the cap refuses, which an intact
+		// file of that size may need. It wraps ErrFormat as every limit does,
+		// but its message does not call the file damaged.
+		return &limitFileError{name, e}
+	}
 	if e, ok := p.(error); ok {
 		return fmt.Errorf("trajectory: %s: %w: damaged file: %w", name, ErrFormat, e)
 	}
 	return fmt.Errorf("trajectory: %s: %w: damaged file (%v)", name, ErrFormat, p)
 }
+
+// limitFileError is a cap's refusal of a file's buffer: ErrFormat and the
+// limit's error in its chain, only the limit's message in its text.
+type limitFileError struct {
+	name string
+	err  error
+}
+
+func (e *limitFileError) Error() string { return "trajectory: " + e.name + ": " + e.err.Error() }
+
+func (e *limitFileError) Unwrap() []error { return []error{ErrFormat, e.err} }
 
 // Meta returns the file's shape and content.
 func (r *Reader) Meta() Meta { return r.meta }

@@ -50,7 +50,7 @@ func TestMaxAlloc(t *testing.T) {
 	if code, _, errs := memowm(t, "sim", "--episodes", "2", "--steps", "3", "--dim", "32", "--out", traj, "--quiet"); code != 0 {
 		t.Fatal(errs)
 	}
-	if code, _, errs := memowm(t, "--max-alloc", "1KiB", "inspect", traj); code != 1 || !strings.Contains(errs, "cap") {
+	if code, _, errs := memowm(t, "--max-alloc", "1KiB", "inspect", traj); code != 1 || !strings.Contains(errs, "cap") || !strings.Contains(errs, "--max-alloc") || strings.Contains(errs, "damaged") {
 		t.Fatalf("--max-alloc 1KiB: %d %s", code, errs)
 	}
 	if code, out, errs := memowm(t, "--max-alloc=64MiB", "inspect", traj); code != 0 || !strings.Contains(out, "episodes      2") {
