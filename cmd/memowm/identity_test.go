@@ -79,7 +79,7 @@ func TestFitRefusesOtherCodes(t *testing.T) {
 	}
 	fit := func(opqFile, in, eval string) (int, string) {
 		code, _, errs := memowm(t, "fit", "--stage", "wm", "--opq", p(opqFile), "--in", p(in), "--eval", p(eval),
-			"--preset", "tiny", "--steps", "2", "--batch", "2", "--out", p("w.mwb"), "--quiet")
+			"--preset", "tiny", "--steps", "2", "--batch", "2", "--out", p("w.mwb"), "--quiet", "--force")
 		return code, errs
 	}
 	if code, errs := fit("a.opq", "c.arrow", "t.arrow"); code != 0 {

@@ -467,7 +467,7 @@ func TestInterruptTraining(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, errs = interruptChild(t, syscall.SIGINT, func(s string) bool { return strings.Contains(s, "fit wm: step ") },
-		"fit", "--stage", "wm", "--in", traj, "--model", fin, "--out", fin, "--steps", "100000")
+		"fit", "--stage", "wm", "--in", traj, "--model", fin, "--out", fin, "--steps", "100000", "--force")
 	if code != 130 || !strings.Contains(errs, fin+", a finished model (trained 3 of 3 steps), left as it was") {
 		t.Fatalf("continuation: status %d\n%s", code, errs)
 	}
