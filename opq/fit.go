@@ -11,7 +11,7 @@ import (
 )
 
 // ErrTooFewStates is wrapped by Fit's error when there are fewer training
-// points per codebook than codewords.
+// points per codebook than codewords: k-means++ cannot seed the codebooks.
 var ErrTooFewStates = errors.New("too few training states")
 
 // Random streams: every random choice draws from PCG(Seed, stream).
@@ -93,7 +93,12 @@ func (f *fitter) check() error {
 		points = n * s.Slots
 	}
 	if points < k {
-		return fmt.Errorf("opq: %w: %d states give %d points per codebook, fewer than the %d codewords", ErrTooFewStates, n, points, k)
+		need := k
+		if f.cfg.Shared {
+			need = (k + s.Slots - 1) / s.Slots
+		}
+		return fmt.Errorf("opq: %w: %d states give %d points per codebook, fewer than the %d codewords: k-means cannot seed them from fewer than %d states (and a held-out reconstruction to rely on takes %d)",
+			ErrTooFewStates, n, points, k, need, ReliableStates)
 	}
 	for i, st := range f.states {
 		if len(st) != s.StateLen() {

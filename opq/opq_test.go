@@ -240,7 +240,7 @@ func TestFitErrors(t *testing.T) {
 		is     error
 	}{
 		{"empty", nil, nil, "the training set is empty", ErrTooFewStates},
-		{"few", good[:15], nil, "15 states give 15 points per codebook, fewer than the 16 codewords", ErrTooFewStates},
+		{"few", good[:15], nil, "15 states give 15 points per codebook, fewer than the 16 codewords: k-means cannot seed them from fewer than 16 states (and a held-out reconstruction to rely on takes 1600)", ErrTooFewStates},
 		{"nan", nan, nil, "training state 13: value NaN at slot 1 channel 5 is not finite", nil},
 		{"inf", inf, nil, "training state 2: value -Inf at slot 0 channel 5", nil},
 		{"width", wide, nil, "training state 3 has 129 values, want 128", nil},
@@ -267,7 +267,7 @@ func TestFitErrors(t *testing.T) {
 	if _, err := Fit(good[:4], cfg); err != nil {
 		t.Errorf("shared codebooks from 16 points: %v", err)
 	}
-	if _, err := Fit(good[:3], cfg); !errors.Is(err, ErrTooFewStates) {
+	if _, err := Fit(good[:3], cfg); !errors.Is(err, ErrTooFewStates) || !strings.Contains(err.Error(), "fewer than 4 states") {
 		t.Errorf("shared codebooks from 12 points: %v", err)
 	}
 }

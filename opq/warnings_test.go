@@ -14,12 +14,14 @@ func TestWarnings(t *testing.T) {
 		warn                      string
 	}{
 		// 30 states for 16 codewords: 1.9 points per centroid.
-		{30, 16, 256, false, 30.0 / 16, "1.9 points per centroid (30 states, 16 codewords), fewer than 39"},
-		// Shared codebooks see every slot: 4 x 30 points.
-		{30, 16, 256, true, 120.0 / 16, "fit on at least 156 states"},
+		{30, 16, 256, false, 30.0 / 16, "opq: fit on 30 training states, fewer than 1600: expect held-out reconstruction far worse"},
+		// Shared codebooks see every slot: 4 x 30 points, the same warning:
+		// it is about the states, whatever the points per centroid.
+		{30, 16, 256, true, 120.0 / 16, "Fit on at least 1600 states"},
 		// The subsample cap: 800 states, at most 40 x 16 sampled.
-		{800, 16, 40, false, 40, ""},
-		{800, 16, 256, false, 50, ""},
+		{800, 16, 40, false, 40, "from 1600; below 0 from 64 to 200 recorded NetHack states"},
+		{1599, 4, 256, false, 256, "fit on 1599 training states"}, // 1,024 sampled
+		{ReliableStates, 4, 256, false, 256, ""},
 	}
 	for _, c := range cases {
 		cfg := smallConfig()
@@ -32,6 +34,10 @@ func TestWarnings(t *testing.T) {
 		w := strings.Join(q.Warnings(), "\n")
 		if (c.warn == "") != (w == "") || !strings.Contains(w, c.warn) || (w != "" && !strings.HasPrefix(w, "opq: ")) {
 			t.Errorf("%+v: warnings %q, want %q", c, w, c.warn)
+		}
+		// Fewer codewords are never the advice: measured, they do not help.
+		if strings.Contains(w, "use fewer codewords") || (w != "" && !strings.Contains(w, "fewer codewords do not fix this")) {
+			t.Errorf("%+v: warnings %q suggest fewer codewords", c, w)
 		}
 		// Warnings come from Info, so a quantizer read from its file has them.
 		r := readBack(t, q)

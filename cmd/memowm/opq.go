@@ -119,6 +119,9 @@ func runFitOPQ(args []string, stdout, stderr io.Writer) error {
 	}
 	fitTime := time.Since(fitStart)
 	printOPQWarnings(stderr, "fit opq", q)
+	if len(states) < opq.ReliableStates && *evalPath == "" {
+		fmt.Fprintf(stderr, "fit opq: warning: measure how it reconstructs states it was not fit on: --eval HELD (trajectories not in --in)\n")
+	}
 	if err := q.Save(*out); err != nil {
 		return err
 	}
@@ -397,7 +400,7 @@ func heldOutJSON(q *opq.Quantizer) any {
 }
 
 // printOPQWarnings prints what q says it cannot be trusted with (too few
-// points per centroid, a rotation from too few vectors) on stderr.
+// training states, a rotation from too few vectors) on stderr.
 func printOPQWarnings(stderr io.Writer, verb string, q *opq.Quantizer) {
 	for _, w := range q.Warnings() {
 		fmt.Fprintf(stderr, "%s: warning: %s\n", verb, w)

@@ -29,7 +29,7 @@ func TestFitQuantizeInspect(t *testing.T) {
 		t.Fatalf("fit opq: %d\n%s%s", code, out, errs)
 	}
 	// The same with one worker (and --quiet: only the warning about too
-	// few points per centroid on stderr), the same file.
+	// few training states on stderr), the same file.
 	if code, _, errs := memowm(t, "fit", "opq", "--in", train, "--out", q2, "--eval", eval, "--rounds", "1", "--codewords", "16", "--workers", "1", "--quiet"); code != 0 ||
 		strings.Count(errs, "\n") != strings.Count(errs, "fit opq: warning: ") {
 		t.Fatalf("fit opq --workers 1: %d %s", code, errs)
@@ -114,7 +114,7 @@ func TestFitQuantizeErrors(t *testing.T) {
 		{[]string{"fit"}, 2, "--out BUNDLE and one of --in TRAIN or --opq FILE are required"},
 		{[]string{"fit", "wm"}, 2, `unknown stage "wm"`},
 		{[]string{"fit", "opq"}, 2, "--in TRAIN and --out OPQFILE are required"},
-		{[]string{"fit", "opq", "--in", small, "--out", bad}, 1, "6 states give 6 points per codebook, fewer than the 64 codewords"},
+		{[]string{"fit", "opq", "--in", small, "--out", bad}, 1, "6 states give 6 points per codebook, fewer than the 64 codewords: k-means cannot seed them from fewer than 64 states (and a held-out reconstruction to rely on takes 1600)"},
 		{[]string{"fit", "opq", "--in", small, "--out", bad, "--rotation", "zca"}, 2, `unknown rotation "zca"`},
 		{[]string{"fit", "opq", "--in", small, "--out", bad, "--codewords", "1000"}, 2, "codewords 1000"},
 		{[]string{"fit", "opq", "--in", codes, "--out", bad}, 1, "holds codes, not states"},

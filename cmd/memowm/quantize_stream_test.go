@@ -149,10 +149,10 @@ func peakLiveHeap(f func()) uint64 {
 	return max(<-peak, base) - base
 }
 
-// TestVerbsBoundedMemory: sim, sim --opq and quantize of one episode of
+// TestSimQuantizeBoundedMemory: sim, sim --opq and quantize of one episode of
 // 4,000 steps hold a few MB more than of 200 steps, while its states are
 // 33 MB: no episode is held as states.
-func TestVerbsBoundedMemory(t *testing.T) {
+func TestSimQuantizeBoundedMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes 66 MB")
 	}
