@@ -213,6 +213,11 @@ func (r *Reader) Format() Format { return r.format }
 // unchecked.
 func (r *Reader) Checksummed() bool { return r.sums != nil }
 
+// EpisodeCount returns how many episodes the file holds, when it records
+// that (every file with checksums does: one per episode), for progress and
+// time estimates; ok is false otherwise. Next still checks the count.
+func (r *Reader) EpisodeCount() (n int, ok bool) { return len(r.sums), r.sums != nil }
+
 // SetCompact makes the episodes that Next returns from now on hold their
 // codes as Compact instead of Codes (on a codes file, or a states file
 // with WithQuantize): a long episode then takes a fraction of the memory

@@ -218,6 +218,8 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	}
 	defer r.Close()
 	warnInput(stderr, "encode", *in, r, b)
+	total, _ := r.EpisodeCount() // 0: unknown
+
 	var spill *reconSpill
 	if *measure && lossy {
 		if spill, err = newReconSpill(filepath.Dir(*out), b.OPQ.Shape().Codes); err != nil {
@@ -267,7 +269,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 		}
 		pending = pending[:0]
 		if !*quiet {
-			fmt.Fprintf(stderr, "encode: %d episodes, %d observations (%.1f obs/s)\n", len(all), obs, float64(obs)/time.Since(start).Seconds())
+			fmt.Fprintf(stderr, "encode: %s\n", progressLine(len(all), total, obs, time.Since(start)))
 		}
 		return nil
 	}
@@ -335,6 +337,18 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "wrote %s (%s) in %.1f s (%.1f obs/s); policy %s, prior %s\n", *out, humanBytes(st.Size()), el.Seconds(), acc.EncodeObsPerSec, acc.Policy, acc.Prior)
 	printAccounting(stdout, acc)
 	return nil
+}
+
+// progressLine is a long run's progress: episodes done (of total, when
+// known: then with an estimate of the time left, from the time per episode
+// so far), observations and speed.
+func progressLine(done, total, obs int, el time.Duration) string {
+	rate := float64(obs) / el.Seconds()
+	if total <= 0 || done > total {
+		return fmt.Sprintf("%s, %s (%.1f obs/s)", count(done, "episode"), count(obs, "observation"), rate)
+	}
+	left := time.Duration(float64(el) / float64(done) * float64(total-done)).Round(time.Second)
+	return fmt.Sprintf("%d/%d episodes (%.0f%%), %s (%.1f obs/s), about %s left", done, total, 100*float64(done)/float64(total), count(obs, "observation"), rate, left)
 }
 
 // warnInput says on stderr what a reader of in cannot check: a codes file

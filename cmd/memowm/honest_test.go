@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memowm/memowm/opq"
 	"github.com/memowm/memowm/trajectory"
@@ -269,5 +270,16 @@ func TestInspectNamedLikeOwnFormat(t *testing.T) {
 		if code != 1 || !strings.Contains(errs, c.want) || strings.Contains(errs, "unknown extension") {
 			t.Errorf("%s: %d %s", c.name, code, errs)
 		}
+	}
+}
+
+// TestProgressLine: encode's progress gives the total and the time left
+// when the file records its episode count, and reads well without.
+func TestProgressLine(t *testing.T) {
+	if got, want := progressLine(10, 40, 210, 20*time.Second), "10/40 episodes (25%), 210 observations (10.5 obs/s), about 1m0s left"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got, want := progressLine(1, 0, 1, time.Second), "1 episode, 1 observation (1.0 obs/s)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
