@@ -349,7 +349,7 @@ func inspectOPQ(path string, asJSON bool, stdout io.Writer) error {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{
-			"path": path, "kind": "opq", "version": opq.Version, "size_bytes": st.Size(),
+			"in": path, "kind": "opq", "version": opq.Version, "file_bytes": st.Size(),
 			"shape": q.Shape(), "subspaces": q.Subspaces(), "sub_dim": q.SubDim(), "codewords": q.Codewords(),
 			"shared": q.Shared(), "books": q.Books(), "bits": q.Bits(),
 			"rotation": info.Rotation.String(), "rounds": info.Rounds, "iterations": info.Iterations,
