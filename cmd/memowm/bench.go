@@ -154,8 +154,8 @@ const (
 // printBenchReport prints rep as 'memowm bench' does: the episode count, a
 // row per method, the rows' notes, and the shared model's cost.
 func printBenchReport(w io.Writer, rep *bench.Report, layout benchLayout) {
-	fmt.Fprintf(w, "%d episodes, %d observations (N+K: %d transitions + %d initial states); bundle %.12s\n",
-		rep.Episodes, rep.Observations, rep.Transitions, rep.Episodes, rep.Bundle)
+	fmt.Fprintf(w, "%s, %s (N+K: %s + %s); bundle %.12s\n",
+		count(rep.Episodes, "episode"), count(rep.Observations, "observation"), count(rep.Transitions, "transition"), count(rep.Episodes, "initial state"), rep.Bundle)
 	switch layout {
 	case benchMarkdown:
 		fmt.Fprintf(w, "\n| method | bits/obs | ideal bits/obs | actions | x fixed | x best | delta NLL bits | kept | encode obs/s | decode obs/s |\n")

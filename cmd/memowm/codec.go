@@ -183,6 +183,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	warnUntrained(stderr, "encode", *bundlePath, b)
+	warnQuantizer(stderr, "encode", *bundlePath, b.OPQ)
 	watchOutputs(stderr, "encode", *out)
 	policy := b.Policy
 	switch {
@@ -337,6 +338,22 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "wrote %s (%s) in %.1f s (%.1f obs/s); policy %s, prior %s\n", *out, humanBytes(st.Size()), el.Seconds(), acc.EncodeObsPerSec, acc.Policy, acc.Prior)
 	printAccounting(stdout, acc)
 	return nil
+}
+
+// lowR2 is the held-out R^2 below which a quantizer's states are flagged:
+// under it the quantizer loses more than half the states' variance.
+const lowR2 = 0.5
+
+// warnQuantizer flags a bundle's quantizer whose recorded held-out R^2 is
+// low: the states any of its memory files give back are then poor, however
+// the codes are kept.
+func warnQuantizer(stderr io.Writer, verb, path string, q *opq.Quantizer) {
+	r2, n, ok := q.HeldOut()
+	if !ok || r2 >= lowR2 {
+		return
+	}
+	fmt.Fprintf(stderr, "memowm %s: warning: %s's quantizer reconstructed held-out states with R^2 %.3f when it was fitted (%s): the states its files give back keep less than half their variance, lossless codes or not; refit it ('memowm fit opq') on at least %d states of this kind of data\n",
+		verb, path, r2, count(n, "held-out state"), opq.ReliableStates)
 }
 
 // progressLine is a long run's progress: episodes done (of total, when

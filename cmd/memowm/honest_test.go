@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -281,5 +282,27 @@ func TestProgressLine(t *testing.T) {
 	}
 	if got, want := progressLine(1, 0, 1, time.Second), "1 episode, 1 observation (1.0 obs/s)"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestEncodeFlagsLowR2: encode warns, with the number, when the bundle's
+// quantizer recorded a low held-out R^2 (here: fit on 71 states, held out
+// on noisier ones).
+func TestEncodeFlagsLowR2(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	for _, c := range [][]string{
+		{"sim", "--episodes", "1", "--steps", "70", "--dim", "32", "--seed", "3", "--out", p("few.arrow"), "--quiet"},
+		{"sim", "--episodes", "2", "--steps", "10", "--dim", "32", "--seed", "4", "--noise", "3", "--out", p("noisy.arrow"), "--quiet"},
+		{"fit", "opq", "--in", p("few.arrow"), "--eval", p("noisy.arrow"), "--out", p("q.opq"), "--quiet"},
+		{"fit", "--in", p("few.arrow"), "--opq", p("q.opq"), "--out", p("b.mwb"), "--preset", "tiny", "--quiet"},
+	} {
+		if code, out, errs := memowm(t, c...); code != 0 {
+			t.Fatalf("%v: %s%s", c, out, errs)
+		}
+	}
+	code, _, errs := memowm(t, "encode", "--model", p("b.mwb"), "--in", p("noisy.arrow"), "--out", p("m.mwm"), "--quiet")
+	if code != 0 || !regexp.MustCompile(`quantizer reconstructed held-out states with R\^2 0\.[0-4]\d\d when it was fitted`).MatchString(errs) {
+		t.Fatalf("encode: %d %s", code, errs)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +22,7 @@ var readLimits struct {
 func trajOpts() []trajectory.Option {
 	readLimits.Lock()
 	defer readLimits.Unlock()
-	return readLimits.opts
+	return slices.Clip(readLimits.opts) // callers append their own options
 }
 
 // globalFlags consumes memowm's global flags before the verb (git's

@@ -325,8 +325,8 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	if err := w.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s: %d episodes, %d observations x %d codes (%d bits each); %s\n",
-		*out, eps, obs, nc, q.Bits(), qs)
+	fmt.Fprintf(stdout, "wrote %s: %s, %s x %d codes (%d bits each); %s\n",
+		*out, count(eps, "episode"), count(obs, "observation"), nc, q.Bits(), qs)
 	fmt.Fprintf(stdout, "encode   %.0f states/s (%.2f s)\n", float64(obs)/max(encTime.Seconds(), 1e-9), encTime.Seconds())
 	if *measure {
 		fmt.Fprintf(stdout, "quality  %v\n", meter.Quality())

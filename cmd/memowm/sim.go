@@ -103,8 +103,8 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s: %d episodes, %d observations, %s; %d questions in %s\n",
-		*out, res.Episodes, res.Observations, humanBytes(st.Size()), res.Questions, trajectory.QuestionsPath(*out))
+	fmt.Fprintf(stdout, "wrote %s: %s, %s, %s; %d questions in %s\n",
+		*out, count(res.Episodes, "episode"), count(int(res.Observations), "observation"), humanBytes(st.Size()), res.Questions, trajectory.QuestionsPath(*out))
 	if format, _ := trajectory.FormatOf(*out); format == trajectory.NumPy {
 		fmt.Fprintf(stdout, "(episode, step) of each row in %s\n", trajectory.IndexPath(*out))
 	}
