@@ -11,8 +11,10 @@ import (
 )
 
 // PlotSweep draws the capacity-vs-horizon figures into dir, each as SVG and
-// PNG: rate_vs_params (R(P)), total_vs_params (S(P, N) for a few horizons)
-// and optimal_params_vs_horizon (P*(N)). It returns the files written.
+// PNG: rate_vs_params (the memory file's rate and the world model's own
+// R(P); R(P) alone when the curve has no file rates), total_vs_params
+// (S(P, N) for a few horizons, on the rate StoredRate takes) and
+// optimal_params_vs_horizon (P*(N)). It returns the files written.
 func PlotSweep(dir string, pts []CurvePoint, rows []HorizonRow) ([]string, error) {
 	var files []string
 	save := func(p *plot.Plot, name string) error {
@@ -35,19 +37,33 @@ func PlotSweep(dir string, pts []CurvePoint, rows []HorizonRow) ([]string, error
 		p.X.Tick.Marker = plot.ConstantTicks(capTicks)
 	}
 
-	// R(P).
+	fileRates := RateRule(pts) == "file"
+	rateOf := func(f func(CurvePoint) float64) plotter.XYs {
+		xy := make(plotter.XYs, len(pts))
+		for i, c := range pts {
+			xy[i] = plotter.XY{X: c.Params, Y: f(c)}
+		}
+		return xy
+	}
+	model := func(c CurvePoint) float64 { return c.Rate }
+	file := func(c CurvePoint) float64 { return c.FileRate }
+
+	// The memory file's rate, the main curve, and the world model's own.
 	p := plot.New()
 	p.Title.Text = "Episodic rate vs world-model capacity"
 	p.X.Label.Text = "parameters P"
-	p.Y.Label.Text = "R(P), bits per observation"
+	p.Y.Label.Text = "bits per observation"
 	logX(p)
-	xy := make(plotter.XYs, len(pts))
-	for i, c := range pts {
-		xy[i] = plotter.XY{X: c.Params, Y: c.Rate}
+	p.Legend.Top = true
+	lines := []any{"world model alone, R(P)", rateOf(model)}
+	if fileRates {
+		lines = append([]any{"memory file (encode --lambda 0, whole file)", rateOf(file)}, lines...)
 	}
-	if err := plotutil.AddLinePoints(p, "R(P)", xy); err != nil {
+	if err := plotutil.AddLinePoints(p, lines...); err != nil {
 		return nil, err
 	}
+	// From zero, with room above the curves for the legend.
+	p.Y.Min, p.Y.Max = 0, 1.3*p.Y.Max
 	if err := save(p, "rate_vs_params"); err != nil {
 		return nil, err
 	}
@@ -57,11 +73,16 @@ func PlotSweep(dir string, pts []CurvePoint, rows []HorizonRow) ([]string, error
 	p.Title.Text = "Total storage vs capacity, per horizon N"
 	p.X.Label.Text = "parameters P"
 	p.Y.Label.Text = "S(P, N) = B(P)/N + R(P), bits per observation"
+	if fileRates {
+		p.Y.Label.Text = "S(P, N) = B(P)/N + memory file rate, bits/obs"
+	} else {
+		p.Title.Text += " (world model's rate alone)"
+	}
 	logX(p)
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	p.Legend.Top = true
-	var lines []any
+	lines = nil
 	for i := 0; i < len(rows); i += 3 {
 		r := rows[i]
 		xy := make(plotter.XYs, len(pts))
@@ -90,7 +111,10 @@ func PlotSweep(dir string, pts []CurvePoint, rows []HorizonRow) ([]string, error
 	for _, c := range pts {
 		params[c.Name] = c.Params
 	}
-	xy = make(plotter.XYs, len(rows))
+	if !fileRates {
+		p.Title.Text += " (world model's rate alone)"
+	}
+	xy := make(plotter.XYs, len(rows))
 	for i, r := range rows {
 		xy[i] = plotter.XY{X: r.N, Y: params[r.Best]}
 	}

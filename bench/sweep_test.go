@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -112,21 +113,146 @@ func TestCurveCSV(t *testing.T) {
 
 func TestPlotSweep(t *testing.T) {
 	pts := []CurvePoint{{Name: "tiny", Params: 168440, Rate: 4009.1}, {Name: "small", Params: 966672, Rate: 3897.1}, {Name: "base", Params: 5442304, Rate: 3850}}
-	sorted, rows, _, err := Analyze(pts, DefaultHorizons())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	files, err := PlotSweep(dir, sorted, rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) != 6 {
-		t.Fatalf("%d files", len(files))
-	}
-	for _, f := range files {
-		if st, err := os.Stat(f); err != nil || st.Size() < 1000 {
-			t.Fatalf("%s: %v", f, err)
+	for _, withFile := range []bool{false, true} {
+		if withFile {
+			for i := range pts {
+				pts[i].FileRate = pts[i].Rate / 5
+			}
 		}
+		sorted, rows, _, err := Analyze(pts, DefaultHorizons())
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		files, err := PlotSweep(dir, sorted, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(files) != 6 {
+			t.Fatalf("%d files", len(files))
+		}
+		for _, f := range files {
+			if st, err := os.Stat(f); err != nil || st.Size() < 1000 {
+				t.Fatalf("%s: %v", f, err)
+			}
+		}
+		svg, err := os.ReadFile(filepath.Join(dir, "rate_vs_params.svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Both curves, labelled, when the curve has file rates.
+		if strings.Contains(string(svg), "memory file") != withFile || !strings.Contains(string(svg), "world model alone") {
+			t.Fatalf("rate_vs_params with file rates %v: legend wrong", withFile)
+		}
+	}
+}
+
+// TestAnalyzeFileRate: S and the break-even horizons count the memory
+// file's rate when every point has one; the world models' rates alone give
+// ModelN; a curve with some file rates and not others is refused.
+func TestAnalyzeFileRate(t *testing.T) {
+	pts := []CurvePoint{
+		{Name: "tiny", Params: 1e5, Rate: 870, FileRate: 180, BundleBytes: 6_000_000},
+		{Name: "small", Params: 1e6, Rate: 650, FileRate: 178, BundleBytes: 9_000_000},
+	}
+	if RateRule(pts) != "file" {
+		t.Fatalf("rule %s", RateRule(pts))
+	}
+	_, rows, be, err := Analyze(pts, []float64{1e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// tiny 48 + 180 = 228, small 72 + 178 = 250: the files, not 918 and 722.
+	if math.Abs(rows[0].Total[0]-228) > 1e-9 || math.Abs(rows[0].Total[1]-250) > 1e-9 || rows[0].Best != "tiny" {
+		t.Fatalf("totals %+v", rows)
+	}
+	// 8 * 3e6 / (180 - 178) = 1.2e7 on the files; 8 * 3e6 / 220 on the models.
+	if len(be) != 1 || math.Abs(be[0].N-1.2e7) > 1e-6 || math.Abs(be[0].ModelN-24e6/220) > 1e-6 {
+		t.Fatalf("break-even %+v", be)
+	}
+	if StoredRate(pts[0]) != 180 || StoredRate(CurvePoint{Rate: 5}) != 5 {
+		t.Fatal("StoredRate")
+	}
+	// The larger model's file no smaller: never, whatever its model's rate.
+	pts[1].FileRate = 181
+	if _, _, be, _ := Analyze(pts, []float64{1e6}); !math.IsInf(be[0].N, 1) || math.IsInf(be[0].ModelN, 1) {
+		t.Fatalf("break-even %+v", be)
+	}
+	pts[1].FileRate = 0
+	if _, _, _, err := Analyze(pts, []float64{1e6}); err == nil || !strings.Contains(err.Error(), "memory file's rate and some do not") {
+		t.Fatalf("a curve counting two rates was accepted: %v", err)
+	}
+	pts[1].FileRate = math.NaN()
+	if _, _, _, err := Analyze(pts, []float64{1e6}); err == nil {
+		t.Fatal("a NaN file rate was accepted")
+	}
+}
+
+// TestCurveRoundTrip: WriteCurve's curve reads back as written, and a curve
+// of the columns before file_bits_per_obs reads with no file rate.
+func TestCurveRoundTrip(t *testing.T) {
+	sha := strings.Repeat("ab", 32)
+	pts := []CurvePoint{
+		{Name: "tiny", Params: 168440, Rate: 872.4, FileRate: 183.4, FilePrior: "mix", BundleBytes: 6048282, Steps: 300, LR: 3e-3, Dropout: 0.1, TrainSeconds: 13.2, History: 16, BundleSHA256: sha, EvalSHA256: sha},
+		{Name: "small", Params: 966672, Rate: 649.2, FileRate: 180.4, FilePrior: "mix", BundleBytes: 9241214, Steps: 300, LR: 2e-3, Init: "scaled-residual", Dropout: 0, History: 1, BundleSHA256: sha, EvalSHA256: sha},
+	}
+	var b bytes.Buffer
+	if err := WriteCurve(&b, pts); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(b.String(), "name,params,rate_bits_per_obs,bundle_bytes,steps,lr,init,dropout,train_seconds,history,file_bits_per_obs,") {
+		t.Fatalf("the columns of older curves moved: %s", b.String())
+	}
+	got, err := ReadCurve(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range pts {
+		if got[i] != pts[i] {
+			t.Fatalf("read back %+v\nwrote     %+v", got[i], pts[i])
+		}
+	}
+	// A curve.csv of the sweep before file rates.
+	old := "name,params,rate_bits_per_obs,bundle_bytes,steps,lr,init,dropout,train_seconds,history\ntiny,168440,872.4000,6048282,300,0.003,,0.1,13.2,16\nsmall,966672,649.2000,9241214,300,0.002,,0.1,170.4,16\n"
+	got, err = ReadCurve(strings.NewReader(old))
+	if err != nil || len(got) != 2 || got[0].FileRate != 0 || got[0].BundleSHA256 != "" || got[1].Rate != 649.2 || RateRule(got) != "model" {
+		t.Fatalf("an old curve: %+v %v", got, err)
+	}
+	_, _, be, err := Analyze(got, []float64{1e6})
+	if err != nil || math.Abs(be[0].N-8*(9241214-6048282)/(872.4-649.2)) > 1e-6 || be[0].N != be[0].ModelN {
+		t.Fatalf("an old curve's break-even: %+v %v", be, err)
+	}
+	for _, bad := range []string{
+		"name,params,rate_bits_per_obs,file_bits_per_obs\nx,1,1,0\n", "name,params,rate_bits_per_obs,file_bits_per_obs\nx,1,1,-2\n",
+		"name,params,rate_bits_per_obs,file_bits_per_obs\nx,1,1,NaN\n", "name,params,rate_bits_per_obs,bundle_sha256\nx,1,1,abc\n",
+		"name,params,rate_bits_per_obs,eval_sha256\nx,1,1," + strings.Repeat("AB", 32) + "\n",
+	} {
+		if _, err := ReadCurve(strings.NewReader(bad)); err == nil {
+			t.Errorf("curve %q was accepted", bad)
+		}
+	}
+}
+
+// TestSweepCSVFileRate: sweep.csv's totals are on the file rate when the
+// curve has it, and say so; the first seven columns stay where they were.
+func TestSweepCSVFileRate(t *testing.T) {
+	pts := []CurvePoint{{Name: "small", Params: 1e5, Rate: 100, FileRate: 40}}
+	sorted, rows, _, err := Analyze(pts, []float64{1e6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteSweepCSV(&b, sorted, rows); err != nil {
+		t.Fatal(err)
+	}
+	want := "n,name,params,rate_bits_per_obs,shared_bits_per_obs,total_bits_per_obs,best,file_bits_per_obs,total_from\n1e+06,small,100000,100.000,3.200,43.200,true,40.000,memory_file\n"
+	if b.String() != want {
+		t.Fatalf("sweep.csv\n%s\nwant\n%s", b.String(), want)
+	}
+	pts[0].FileRate = 0
+	sorted, rows, _, _ = Analyze(pts, []float64{1e6})
+	b.Reset()
+	if err := WriteSweepCSV(&b, sorted, rows); err != nil || !strings.HasSuffix(b.String(), "1e+06,small,100000,100.000,3.200,103.200,true,,world_model\n") {
+		t.Fatalf("sweep.csv without file rates %q %v", b.String(), err)
 	}
 }

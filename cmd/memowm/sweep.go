@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,16 +26,29 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 			"bundle already in DIR is reused when trained the steps asked, trained on\n"+
 			"from its weights at half the preset's rate when trained fewer, never\n"+
 			"overwritten when trained more; an interrupted training continues from its\n"+
-			"checkpoint), measure its lossless episodic rate R(P) on EVAL,\n"+
-			"then S(P, N) = B(P)/N + R(P) over horizons N, where B(P) is the bundle's bytes\n"+
-			"x 8 (quantizer and FP32 weights, as stored), the best capacity per N, and the\n"+
-			"break-even horizon of consecutive presets. --curve FILE (CSV: name, params,\n"+
-			"rate_bits_per_obs, optionally bundle_bytes; without it B = 32P, the weights\n"+
-			"alone) analyses a measured curve instead. Writes DIR/curve.csv,\n"+
-			"DIR/sweep.csv, DIR/sweep.json and the figures rate_vs_params,\n"+
-			"total_vs_params and optimal_params_vs_horizon as SVG and PNG.", stdout)
+			"checkpoint), then measure two rates on EVAL, in bits per observation (the\n"+
+			"observations N+K, actions included):\n"+
+			"  file  the memory file's rate: EVAL really encoded with the bundle as\n"+
+			"        'memowm encode --lambda 0' writes it by default (lossless, the world\n"+
+			"        model mixed with adaptive contexts and long-range copy), the whole\n"+
+			"        file's bits, the file a user stores (written to a temporary file in\n"+
+			"        DIR, removed after);\n"+
+			"  R     the world model's own lossless ideal rate, its tables alone, for\n"+
+			"        comparison (it is not what a file costs).\n"+
+			"Then S(P, N) = B(P)/N + file(P) over horizons N, where B(P) is the bundle's\n"+
+			"bytes x 8 (quantizer and FP32 weights, as stored), the best capacity per N,\n"+
+			"and the break-even horizon of consecutive presets on the file rates (the\n"+
+			"world models' rates alone beside it). Rates that DIR/curve.csv holds for the\n"+
+			"same bundle and EVAL (by SHA-256) are taken from it, not measured again.\n"+
+			"--curve FILE (CSV: name, params, rate_bits_per_obs, optionally bundle_bytes\n"+
+			"and file_bits_per_obs) analyses a measured curve instead: without\n"+
+			"bundle_bytes B = 32P, the weights alone; without file_bits_per_obs S and\n"+
+			"the break-even are on the world model's rate alone, not a file's, which the\n"+
+			"output says. Writes DIR/curve.csv, DIR/sweep.csv, DIR/sweep.json and the\n"+
+			"figures rate_vs_params, total_vs_params and optimal_params_vs_horizon as\n"+
+			"SVG and PNG.", stdout)
 	train := fs.String("train", "", "training trajectories")
-	eval := fs.String("eval", "", "held-out trajectories for R(P)")
+	eval := fs.String("eval", "", "held-out trajectories the rates are measured on (the file rate and R(P))")
 	presets := fs.String("presets", "tiny,small", "comma-separated world-model presets")
 	steps := fs.String("steps", "1000", "training steps in all (earlier runs a bundle continued count): N for every preset, or per preset as tiny=20000,small=20000,base=6000")
 	valid := fs.String("valid", "", "held-out trajectories that training evaluates on (fit's --eval): for --patience; never --eval, on which R(P) is measured")
@@ -96,6 +108,11 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if *valid != "" && *eval != "" && samePath(*valid, *eval) {
 		return usagef("--valid and --eval are the same file: R(P) must be measured on episodes that did not choose the weights")
 	}
+	if *curve == "" {
+		if err := refuseEmpty("--eval", *eval); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
@@ -120,23 +137,31 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err := atomicfile.Write(filepath.Join(*out, "sweep.csv"), func(w io.Writer) error { return bench.WriteSweepCSV(w, sorted, rows) }); err != nil {
 		return err
 	}
+	fileRates := bench.RateRule(sorted) == "file"
 	type beJSON struct {
 		Smaller string `json:"smaller"`
 		Larger  string `json:"larger"`
 		N       any    `json:"n"`
+		ModelN  any    `json:"n_world_model_alone"`
+	}
+	never := func(n float64) any {
+		if math.IsInf(n, 1) {
+			return "never"
+		}
+		return n
 	}
 	var bej []beJSON
 	for _, b := range be {
-		var n any = b.N
-		if math.IsInf(b.N, 1) {
-			n = "never"
-		}
-		bej = append(bej, beJSON{b.Smaller, b.Larger, n})
+		bej = append(bej, beJSON{b.Smaller, b.Larger, never(b.N), never(b.ModelN)})
+	}
+	totalsOn := "world_model"
+	if fileRates {
+		totalsOn = "memory_file"
 	}
 	if err := atomicfile.Write(filepath.Join(*out, "sweep.json"), func(w io.Writer) error {
 		e := json.NewEncoder(w)
 		e.SetIndent("", "  ")
-		return e.Encode(map[string]any{"curve": sorted, "horizons": rows, "break_even": bej})
+		return e.Encode(map[string]any{"curve": sorted, "horizons": rows, "break_even": bej, "totals_on": totalsOn})
 	}); err != nil {
 		return err
 	}
@@ -144,35 +169,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "capacity curve (lossless episodic rate R(P), bits per observation; B(P) the shared model):\n")
-	for _, p := range sorted {
-		b := "the FP32 weights"
-		if p.BundleBytes > 0 {
-			b = "the bundle: quantizer, FP32 weights, policy"
-		}
-		trained := ""
-		if p.Steps > 0 {
-			trained = fmt.Sprintf(", %d steps", p.Steps)
-		}
-		if p.TrainSeconds > 0 {
-			trained += fmt.Sprintf(", trained in %s", trainTime(p.TrainSeconds))
-		}
-		fmt.Fprintf(stdout, "  %-8s %12.0f parameters  R = %.1f  B = %s (%s)%s\n", p.Name, p.Params, p.Rate, humanBytes(int64(bench.SharedBits(p)/8)), b, trained)
-	}
-	if bench.SharedRule(sorted) == "weights" {
-		fmt.Fprintf(stdout, "  (%s gives no bundle sizes: B counts the weights alone at FP32, not the quantizer every bundle also holds)\n", *curve)
-	}
-	fmt.Fprintf(stdout, "best capacity by horizon N (S = B/N + R):\n")
-	for _, r := range rows {
-		fmt.Fprintf(stdout, "  N = %-12.4g best %-8s S = %.1f bits/obs\n", r.N, r.Best, minOf(r.Total))
-	}
-	for _, b := range be {
-		if math.IsInf(b.N, 1) {
-			fmt.Fprintf(stdout, "break-even %s -> %s: never (the larger model's rate is not lower)\n", b.Smaller, b.Larger)
-		} else {
-			fmt.Fprintf(stdout, "break-even %s -> %s: N > %.4g observations\n", b.Smaller, b.Larger, b.N)
-		}
-	}
+	printSweep(stdout, *curve, sorted, rows, be)
 	fmt.Fprintf(stdout, "wrote %s, %s and %d figures (%s, ...)\n", filepath.Join(*out, "sweep.csv"), filepath.Join(*out, "sweep.json"), len(figs), figs[0])
 	return nil
 }
@@ -203,13 +200,21 @@ type sweepRun struct {
 }
 
 // measureCurve trains (or reuses) a bundle per preset in r.dir and measures
-// its lossless ideal rate on r.eval.
+// on r.eval its memory file's rate and its world model's lossless ideal
+// rate, or takes both from r.dir's curve.csv when it records them for the
+// same bundle and episodes.
 func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint, error) {
 	q := []string{}
 	if quiet {
 		q = []string{"--quiet"}
 	}
 	opqPath, dir, train, eval := r.opq, r.dir, r.train, r.eval
+	curvePath := filepath.Join(dir, "curve.csv")
+	earlier := readEarlierCurve(curvePath, quiet, stderr)
+	evalSum, err := trajectorySHA256(eval)
+	if err != nil {
+		return nil, err
+	}
 	if opqPath == "" {
 		opqPath = filepath.Join(dir, "shared.opq")
 		if _, err := os.Stat(opqPath); errors.Is(err, os.ErrNotExist) {
@@ -247,7 +252,7 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 			if !quiet {
 				fmt.Fprintf(stderr, "sweep: training %s on from its %d steps to %d (lr %.3g)\n", path, plan.from, steps, plan.lr)
 			}
-			args = []string{"--in", train, "--model", path, "--steps", fmt.Sprint(steps - plan.from), "--lr", fmt.Sprint(plan.lr), "--out", path}
+			args = []string{"--in", train, "--model", path, "--steps", fmt.Sprint(steps - plan.from), "--lr", fmt.Sprint(plan.lr), "--out", path, "--force"}
 		default:
 			args = []string{"--in", train, "--opq", opqPath, "--preset", p, "--steps", fmt.Sprint(steps - plan.ckptPrior), "--out", path}
 			// An interrupted training of this sweep continues from its
@@ -276,6 +281,9 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 			}
 		}
 		if args != nil {
+			if plan.from == 0 && fileExists(path) {
+				args = append(args, "--force") // an unfinished bundle, trained again (plan.why)
+			}
 			start := time.Now()
 			if r.valid != "" {
 				args = append(args, "--eval", r.valid, "--patience", fmt.Sprint(r.patience), "--eval-every", fmt.Sprint(r.evalEvery))
@@ -290,11 +298,7 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 				fmt.Fprintf(stderr, "sweep: trained %s in %.1f s\n", p, time.Since(start).Seconds())
 			}
 		}
-		b, pred, err := loadBundle(path)
-		if err != nil {
-			return nil, err
-		}
-		bits, obs, err := idealRate(b, pred, eval)
+		b, err := model.Load(path)
 		if err != nil {
 			return nil, err
 		}
@@ -303,37 +307,34 @@ func measureCurve(r sweepRun, quiet bool, stderr io.Writer) ([]bench.CurvePoint,
 		if err != nil {
 			return nil, err
 		}
-		pt := bench.CurvePoint{Name: p, Params: float64(cfg.NumParams()), Rate: bits / float64(max(obs, 1)), BundleBytes: st.Size()}
+		// The bundle's hash is the SHA-256 of its file's bytes.
+		pt := bench.CurvePoint{Name: p, Params: float64(cfg.NumParams()), BundleBytes: st.Size(), BundleSHA256: b.HashString(), EvalSHA256: evalSum}
 		if b.Training != nil {
 			pt.Steps, pt.LR, pt.Init = b.Training.TotalSteps(), b.Training.LR, b.Training.Init
 			pt.TrainSeconds, _ = b.Training.TotalSeconds()
 		}
 		pt.Dropout, pt.History = cfg.Dropout, cfg.MaxHistory
+		old, had := earlier[p]
+		switch {
+		case had && old.FileRate > 0 && old.BundleSHA256 == pt.BundleSHA256 && old.EvalSHA256 == evalSum:
+			pt.Rate, pt.FileRate, pt.FilePrior = old.Rate, old.FileRate, old.FilePrior
+			if !quiet {
+				fmt.Fprintf(stderr, "sweep: %s: rates from %s, which measured this bundle on these episodes (the same SHA-256s): not encoding %s again\n", p, curvePath, eval)
+			}
+		default:
+			if had && !quiet && (old.BundleSHA256 == "" || old.EvalSHA256 == "") {
+				fmt.Fprintf(stderr, "sweep: %s: %s does not record which bundle and episodes it measured (no SHA-256): measuring %s's rates again\n", p, curvePath, p)
+			}
+			if err := measureRates(&pt, b, path, eval, dir, stderr, quiet); err != nil {
+				return nil, fmt.Errorf("preset %s: %w", p, err)
+			}
+		}
 		pts = append(pts, pt)
 		if !quiet {
-			fmt.Fprintf(stderr, "sweep: %s: %.0f parameters, %s, %s, bundle %s, R = %.1f bits/obs on %s\n", p, pt.Params, trainedSteps(b.Training), recipe(pt), humanBytes(pt.BundleBytes), pt.Rate, eval)
+			fmt.Fprintf(stderr, "sweep: %s: %.0f parameters, %s, %s, bundle %s, memory file %.1f bits/obs (world model alone R = %.1f) on %s\n", p, pt.Params, trainedSteps(b.Training), recipe(pt), humanBytes(pt.BundleBytes), pt.FileRate, pt.Rate, eval)
 		}
 	}
-	err := atomicfile.Write(filepath.Join(dir, "curve.csv"), func(w io.Writer) error {
-		fmt.Fprintln(w, "name,params,rate_bits_per_obs,bundle_bytes,steps,lr,init,dropout,train_seconds,history")
-		for _, p := range pts {
-			lr := ""
-			if p.LR > 0 {
-				lr = strconv.FormatFloat(p.LR, 'g', -1, 64)
-			}
-			secs := ""
-			if p.TrainSeconds > 0 {
-				secs = strconv.FormatFloat(p.TrainSeconds, 'f', 1, 64)
-			}
-			hist := ""
-			if p.History > 0 {
-				hist = strconv.Itoa(p.History)
-			}
-			fmt.Fprintf(w, "%s,%.0f,%.4f,%d,%d,%s,%s,%s,%s,%s\n", p.Name, p.Params, p.Rate, p.BundleBytes, p.Steps, lr, p.Init, strconv.FormatFloat(p.Dropout, 'g', -1, 64), secs, hist)
-		}
-		return nil
-	})
-	return pts, err
+	return pts, atomicfile.Write(curvePath, func(w io.Writer) error { return bench.WriteCurve(w, pts) })
 }
 
 // idealRate is the lossless ideal code length of path's episodes under b
