@@ -39,7 +39,7 @@ func init() {
 		{"decode", "--model BUNDLE --in MEM --out FILE", "decode a memory file into codes or states", runDecode},
 		{"verify", "--model BUNDLE MEM", "decode every episode and check its checksum", runVerify},
 		{"bench", "--model BUNDLE --in TRAJ [--json]", "bits per observation of memowm and baselines, one accounting", runBench},
-		{"sweep", "--train TRAIN --eval EVAL --presets a,b --out DIR", "capacity vs horizon: train presets, S = B/N + R(P), break-even", runSweep},
+		{"sweep", "--train TRAIN --eval EVAL --presets a,b --out DIR", "capacity vs horizon: train presets, S = B/N + the memory file's rate, break-even", runSweep},
 		{"record", "web|tty [flags] --out FILE", "record a real agent session (headless browser or terminal program) as a trajectory", runRecord},
 		{"import", "--out FILE DIR...", "turn recording folders (screens + actions) into a trajectory", runImport},
 		{"inspect", "FILE [--json]", "show what a trajectory, quantizer, bundle or memory file holds", runInspect},
