@@ -306,3 +306,58 @@ func TestEncodeFlagsLowR2(t *testing.T) {
 		t.Fatalf("encode: %d %s", code, errs)
 	}
 }
+
+// TestEncodeWarnsOfUnnamedCodes: a codes file that does not name the
+// quantizer that made its codes is encoded with a warning that says so.
+func TestEncodeWarnsOfUnnamedCodes(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	for _, c := range [][]string{
+		{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", p("t.arrow"), "--quiet"},
+		{"fit", "--in", p("t.arrow"), "--out", p("b.mwb"), "--preset", "tiny", "--quiet"},
+		{"quantize", "--model", p("b.mwb"), "--in", p("t.arrow"), "--out", p("named.arrow"), "--quiet"},
+	} {
+		if code, out, errs := memowm(t, c...); code != 0 {
+			t.Fatalf("%v: %s%s", c, out, errs)
+		}
+	}
+	// The same codes, written without the quantizer's name.
+	r, err := trajectory.Open(p("named.arrow"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := r.Meta()
+	if m.Quantizer == "" {
+		t.Fatal("quantize did not name its quantizer")
+	}
+	m.Quantizer = ""
+	w, err := trajectory.Create(p("unnamed.arrow"), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ep, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(ep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		in   string
+		warn bool
+	}{{"named.arrow", false}, {"unnamed.arrow", true}} {
+		code, _, errs := memowm(t, "encode", "--model", p("b.mwb"), "--in", p(c.in), "--out", p(c.in+".mwm"), "--quiet")
+		if code != 0 || strings.Contains(errs, "do not name the quantizer") != c.warn {
+			t.Errorf("%s: %d %q", c.in, code, errs)
+		}
+	}
+}
