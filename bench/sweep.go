@@ -92,17 +92,23 @@ func StoredRate(p CurvePoint) float64 {
 // every point has its memory file's rate, "model" when none has, "mixed"
 // otherwise (Analyze refuses that).
 func RateRule(pts []CurvePoint) string {
+	return rule(pts, func(p CurvePoint) bool { return p.FileRate > 0 }, "file", "model")
+}
+
+// rule is all when every point has what has reports, none when none has,
+// and "mixed" otherwise.
+func rule(pts []CurvePoint, has func(CurvePoint) bool, all, none string) string {
 	n := 0
 	for _, p := range pts {
-		if p.FileRate > 0 {
+		if has(p) {
 			n++
 		}
 	}
 	switch n {
 	case len(pts):
-		return "file"
+		return all
 	case 0:
-		return "model"
+		return none
 	}
 	return "mixed"
 }
@@ -130,19 +136,7 @@ func SharedBits(p CurvePoint) float64 {
 // every point has its bundle's bytes, "weights" when none has, "mixed"
 // otherwise (Analyze refuses that).
 func SharedRule(pts []CurvePoint) string {
-	n := 0
-	for _, p := range pts {
-		if p.BundleBytes > 0 {
-			n++
-		}
-	}
-	switch n {
-	case len(pts):
-		return "bundle"
-	case 0:
-		return "weights"
-	}
-	return "mixed"
+	return rule(pts, func(p CurvePoint) bool { return p.BundleBytes > 0 }, "bundle", "weights")
 }
 
 // Analyze sorts points by parameters and computes the totals at every

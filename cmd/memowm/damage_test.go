@@ -15,15 +15,11 @@ import (
 func TestDamagedParquetThroughVerbs(t *testing.T) {
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
-	for _, c := range [][]string{
-		{"sim", "--episodes", "8", "--steps", "9", "--dim", "32", "--out", p("t.parquet"), "--quiet"},
-		{"fit", "opq", "--in", p("t.parquet"), "--out", p("q.opq"), "--quiet"},
-		{"fit", "--in", p("t.parquet"), "--opq", p("q.opq"), "--out", p("b.mwb"), "--preset", "tiny", "--quiet"},
-	} {
-		if code, out, errs := memowm(t, c...); code != 0 {
-			t.Fatalf("%v: %s%s", c, out, errs)
-		}
-	}
+	mustRun(t,
+		[]string{"sim", "--episodes", "8", "--steps", "9", "--dim", "32", "--out", p("t.parquet"), "--quiet"},
+		[]string{"fit", "opq", "--in", p("t.parquet"), "--out", p("q.opq"), "--quiet"},
+		[]string{"fit", "--in", p("t.parquet"), "--opq", p("q.opq"), "--out", p("b.mwb"), "--preset", "tiny", "--quiet"},
+	)
 	good, err := os.ReadFile(p("t.parquet"))
 	if err != nil {
 		t.Fatal(err)

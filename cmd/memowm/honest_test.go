@@ -64,14 +64,10 @@ func TestNoClobber(t *testing.T) {
 func TestLossyEncodeMeasuresDecodedStates(t *testing.T) {
 	dir := t.TempDir()
 	traj, bundle := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "b.mwb")
-	for _, c := range [][]string{
-		{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"},
-		{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
-	} {
-		if code, out, errs := memowm(t, c...); code != 0 {
-			t.Fatalf("%v: %s%s", c, out, errs)
-		}
-	}
+	mustRun(t,
+		[]string{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"},
+		[]string{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
+	)
 	encode := func(name string, extra ...string) accounting {
 		t.Helper()
 		args := append([]string{"encode", "--model", bundle, "--in", traj, "--out", filepath.Join(dir, name), "--quiet", "--json"}, extra...)
@@ -161,15 +157,11 @@ func statesQuality(t *testing.T, want, got string) opq.Quality {
 func TestInspectDetectsDamage(t *testing.T) {
 	dir := t.TempDir()
 	traj, bundle, mem := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "b.mwb"), filepath.Join(dir, "m.mwm")
-	for _, c := range [][]string{
-		{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"},
-		{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
-		{"encode", "--model", bundle, "--in", traj, "--out", mem, "--quiet"},
-	} {
-		if code, out, errs := memowm(t, c...); code != 0 {
-			t.Fatalf("%v: %s%s", c, out, errs)
-		}
-	}
+	mustRun(t,
+		[]string{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"},
+		[]string{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
+		[]string{"encode", "--model", bundle, "--in", traj, "--out", mem, "--quiet"},
+	)
 	if code, out, errs := memowm(t, "inspect", mem); code != 0 || !strings.Contains(out, "every episode's section checksum") {
 		t.Fatalf("intact file: %d %s%s", code, out, errs)
 	}
@@ -291,16 +283,12 @@ func TestProgressLine(t *testing.T) {
 func TestEncodeFlagsLowR2(t *testing.T) {
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
-	for _, c := range [][]string{
-		{"sim", "--episodes", "1", "--steps", "70", "--dim", "32", "--seed", "3", "--out", p("few.arrow"), "--quiet"},
-		{"sim", "--episodes", "2", "--steps", "10", "--dim", "32", "--seed", "4", "--noise", "3", "--out", p("noisy.arrow"), "--quiet"},
-		{"fit", "opq", "--in", p("few.arrow"), "--eval", p("noisy.arrow"), "--out", p("q.opq"), "--quiet"},
-		{"fit", "--in", p("few.arrow"), "--opq", p("q.opq"), "--out", p("b.mwb"), "--preset", "tiny", "--quiet"},
-	} {
-		if code, out, errs := memowm(t, c...); code != 0 {
-			t.Fatalf("%v: %s%s", c, out, errs)
-		}
-	}
+	mustRun(t,
+		[]string{"sim", "--episodes", "1", "--steps", "70", "--dim", "32", "--seed", "3", "--out", p("few.arrow"), "--quiet"},
+		[]string{"sim", "--episodes", "2", "--steps", "10", "--dim", "32", "--seed", "4", "--noise", "3", "--out", p("noisy.arrow"), "--quiet"},
+		[]string{"fit", "opq", "--in", p("few.arrow"), "--eval", p("noisy.arrow"), "--out", p("q.opq"), "--quiet"},
+		[]string{"fit", "--in", p("few.arrow"), "--opq", p("q.opq"), "--out", p("b.mwb"), "--preset", "tiny", "--quiet"},
+	)
 	code, _, errs := memowm(t, "encode", "--model", p("b.mwb"), "--in", p("noisy.arrow"), "--out", p("m.mwm"), "--quiet")
 	if code != 0 || !regexp.MustCompile(`quantizer reconstructed held-out states with R\^2 0\.[0-4]\d\d when it was fitted`).MatchString(errs) {
 		t.Fatalf("encode: %d %s", code, errs)
@@ -312,15 +300,11 @@ func TestEncodeFlagsLowR2(t *testing.T) {
 func TestEncodeWarnsOfUnnamedCodes(t *testing.T) {
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
-	for _, c := range [][]string{
-		{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", p("t.arrow"), "--quiet"},
-		{"fit", "--in", p("t.arrow"), "--out", p("b.mwb"), "--preset", "tiny", "--quiet"},
-		{"quantize", "--model", p("b.mwb"), "--in", p("t.arrow"), "--out", p("named.arrow"), "--quiet"},
-	} {
-		if code, out, errs := memowm(t, c...); code != 0 {
-			t.Fatalf("%v: %s%s", c, out, errs)
-		}
-	}
+	mustRun(t,
+		[]string{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", p("t.arrow"), "--quiet"},
+		[]string{"fit", "--in", p("t.arrow"), "--out", p("b.mwb"), "--preset", "tiny", "--quiet"},
+		[]string{"quantize", "--model", p("b.mwb"), "--in", p("t.arrow"), "--out", p("named.arrow"), "--quiet"},
+	)
 	// The same codes, written without the quantizer's name.
 	r, err := trajectory.Open(p("named.arrow"))
 	if err != nil {
@@ -358,6 +342,17 @@ func TestEncodeWarnsOfUnnamedCodes(t *testing.T) {
 		code, _, errs := memowm(t, "encode", "--model", p("b.mwb"), "--in", p(c.in), "--out", p(c.in+".mwm"), "--quiet")
 		if code != 0 || strings.Contains(errs, "do not name the quantizer") != c.warn {
 			t.Errorf("%s: %d %q", c.in, code, errs)
+		}
+	}
+}
+
+// mustRun runs memowm commands in order, failing the test on the first
+// that does not succeed.
+func mustRun(t *testing.T, cmds ...[]string) {
+	t.Helper()
+	for _, c := range cmds {
+		if code, out, errs := memowm(t, c...); code != 0 {
+			t.Fatalf("%v: %d\n%s%s", c, code, out, errs)
 		}
 	}
 }

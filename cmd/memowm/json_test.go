@@ -62,11 +62,7 @@ func TestJSONVocabulary(t *testing.T) {
 		{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", p("t.arrow"), "--quiet"},
 		{"fit", "opq", "--in", p("t.arrow"), "--out", p("q.opq"), "--eval", p("t.arrow"), "--quiet"},
 	}
-	for _, c := range setup {
-		if code, out, errs := memowm(t, c...); code != 0 {
-			t.Fatalf("%v: %s%s", c, out, errs)
-		}
-	}
+	mustRun(t, setup...)
 	runs := [][]string{
 		{"fit", "--in", p("t.arrow"), "--out", p("b.mwb"), "--preset", "tiny", "--quiet", "--json"},
 		{"fit", "--stage", "wm", "--in", p("t.arrow"), "--opq", p("q.opq"), "--out", p("wm.mwb"), "--preset", "tiny", "--steps", "2", "--quiet", "--json"},
