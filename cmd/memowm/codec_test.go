@@ -143,11 +143,11 @@ func TestEncodeDecodeSeparateProcesses(t *testing.T) {
 	}
 	for _, c := range [][]string{{"--prior", "wm", "--lambda", "0"}, {"--prior", "mix", "--min-entropy", "2"}} {
 		pm, pd := filepath.Join(dir, "p.mwm"), filepath.Join(dir, "p.arrow")
-		code, out, errs := memowm(t, append([]string{"encode", "--model", bundle, "--in", traj, "--out", pm, "--quiet"}, c...)...)
+		code, out, errs := memowm(t, append([]string{"encode", "--model", bundle, "--in", traj, "--out", pm, "--quiet", "--force"}, c...)...)
 		if code != 0 || !strings.Contains(out, "prior "+c[1]) {
 			t.Fatalf("encode %v: %d %s%s", c, code, out, errs)
 		}
-		if out, err := child(t, "1", "decode", "--model", bundle, "--in", pm, "--out", pd).CombinedOutput(); err != nil {
+		if out, err := child(t, "1", "decode", "--model", bundle, "--in", pm, "--out", pd, "--force").CombinedOutput(); err != nil {
 			t.Fatalf("decode %v: %v\n%s", c, err, out)
 		}
 		if c[1] == "wm" {
@@ -222,7 +222,7 @@ func TestCodecErrors(t *testing.T) {
 		{[]string{"encode", "--in", traj, "--out", filepath.Join(dir, "y.mwm")}, 2, "--model BUNDLE is required"},
 		{[]string{"encode", "--model", mem, "--in", traj, "--out", filepath.Join(dir, "y.mwm")}, 1, "not a valid model bundle"},
 		{[]string{"verify", "--model", b1}, 2, "want exactly one memory file"},
-		{[]string{"encode", "--model", b1, "--in", traj, "--out", folder}, 2, "is not a regular file"},
+		{[]string{"encode", "--model", b1, "--in", traj, "--out", folder}, 2, "not a regular file"},
 		{[]string{"fit", "--opq", b1, "--out", filepath.Join(dir, "f.mwb")}, 1, "not a valid quantizer file"},
 	}
 	for _, c := range cases {
@@ -275,7 +275,7 @@ func TestKilledWriterLeavesNoFile(t *testing.T) {
 	go func() {
 		sc := bufio.NewScanner(pipe)
 		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "encode: 2 episodes") {
+			if strings.HasPrefix(sc.Text(), "encode: 2/") {
 				started <- true
 			}
 		}

@@ -119,7 +119,7 @@ func TestInterruptRemovesTemporaries(t *testing.T) {
 		{"sim", syscall.SIGTERM, "big.parquet", []string{"sim", "--episodes", "120", "--steps", "20"}, 0, ""},
 		{"import", syscall.SIGINT, "imp.arrow", append([]string{"import"}, recs...), 1 << 20, ""},
 		{"quantize", syscall.SIGINT, "codes.npy", []string{"quantize", "--model", bundle, "--in", traj}, 0, ""},
-		{"encode", syscall.SIGINT, "e.mwm", []string{"encode", "--model", bundle, "--in", traj, "--batch", "1"}, 0, "encode: 1 episodes"},
+		{"encode", syscall.SIGINT, "e.mwm", []string{"encode", "--model", bundle, "--in", traj, "--batch", "1"}, 0, "encode: 1/"},
 		{"decode", syscall.SIGINT, "d.arrow", []string{"decode", "--model", bundle, "--in", mem, "--batch", "1", "--what", "states"}, 0, "decode: 1 of 10"},
 		{"fit opq", syscall.SIGINT, "q.opq", []string{"fit", "opq", "--in", traj}, -1, "fit opq: k-means "},
 		{"fit", syscall.SIGINT, "f.mwb", []string{"fit", "--in", traj, "--preset", "tiny"}, -1, "fit opq: k-means "},
@@ -327,13 +327,13 @@ func TestFlagSlips(t *testing.T) {
 	if code, out, errs := memowm(t, "encode", "--model", bundle, "--in", neg, "--out", mem, "--quiet"); code != 0 {
 		t.Fatalf("encode: %s%s", out, errs)
 	}
-	if code, out, errs := memowm(t, "decode", "--model", bundle, "--in", mem, "--out", dec, "--episode", "-5", "--quiet"); code != 0 || !strings.Contains(out, "decoded 1 episodes") {
+	if code, out, errs := memowm(t, "decode", "--model", bundle, "--in", mem, "--out", dec, "--episode", "-5", "--quiet"); code != 0 || !strings.Contains(out, "decoded 1 episode,") {
 		t.Fatalf("decode --episode -5: %d %s%s", code, out, errs)
 	}
 	if eps := readCodes(t, dec); len(eps) != 1 || eps[0].ID != -5 {
 		t.Fatalf("decoded %d episodes", len(eps))
 	}
-	if code, _, errs := memowm(t, "decode", "--model", bundle, "--in", mem, "--out", dec, "--episode", "-1"); code != 1 || !strings.Contains(errs, mem+" has no episode -1") {
+	if code, _, errs := memowm(t, "decode", "--model", bundle, "--in", mem, "--out", dec, "--episode", "-1", "--force"); code != 1 || !strings.Contains(errs, mem+" has no episode -1") {
 		t.Errorf("decode --episode -1: %d %q", code, errs)
 	}
 }

@@ -68,8 +68,11 @@ func TestRecordTTY(t *testing.T) {
 	if err != nil || sum.Episodes != 1 || sum.Observations != 21 {
 		t.Fatalf("trajectory: %+v, %v", sum, err)
 	}
-	// Recording again replaces the folder.
-	if code, stdout, stderr := memowm(t, "record", "tty", "--steps", "3", "--out", out, "--quiet", "--", "vim"); code != 0 || !strings.Contains(stdout, "3 steps") {
+	// Recording again is refused, and with --force replaces the folder.
+	if code, _, stderr := memowm(t, "record", "tty", "--steps", "3", "--out", out, "--quiet", "--", "vim"); code != 2 || !strings.Contains(stderr, "--force") {
+		t.Fatalf("a second recording without --force: %d %s", code, stderr)
+	}
+	if code, stdout, stderr := memowm(t, "record", "tty", "--steps", "3", "--out", out, "--quiet", "--force", "--", "vim"); code != 0 || !strings.Contains(stdout, "3 steps") {
 		t.Fatalf("second recording: %d\n%s%s", code, stdout, stderr)
 	}
 	if rec, err := recording.Read(out + ".rec"); err != nil || rec.Steps != 4 {

@@ -269,7 +269,7 @@ func TestWeightsErrors(t *testing.T) {
 	if code, out, _ := memowm(t, "help", "weights"); code != 0 || !strings.Contains(out, "memowm weights export --model BUNDLE") {
 		t.Fatalf("help weights: %d %s", code, out)
 	}
-	if code, out, _ := memowm(t, "completion", "bash"); code != 0 || !strings.Contains(out, `weights) flags="--in --json --model --out --preset"`) ||
+	if code, out, _ := memowm(t, "completion", "bash"); code != 0 || !strings.Contains(out, `weights) flags="--force --in --json --model --out --preset"`) ||
 		!strings.Contains(out, `compgen -W "export import"`) {
 		t.Fatalf("completion: %d\n%s", code, out)
 	}
