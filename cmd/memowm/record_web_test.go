@@ -115,8 +115,12 @@ func TestRecordWeb(t *testing.T) {
 	if err != nil || sum.Observations != 9 {
 		t.Fatalf("trajectory: %+v %v", sum, err)
 	}
-	// Recording again replaces the folder.
+	// Recording again needs --force, and then replaces the folder.
 	code, _, errs = memowm(t, "record", "web", "--site", webSite, "--steps", "3", "--width", "320", "--height", "200", "--out", out, "--quiet")
+	if code != 2 || !strings.Contains(errs, "--force") {
+		t.Fatalf("again without --force: %d %s", code, errs)
+	}
+	code, _, errs = memowm(t, "record", "web", "--site", webSite, "--steps", "3", "--width", "320", "--height", "200", "--out", out, "--quiet", "--force")
 	if code != 0 {
 		t.Fatalf("again: %d %s", code, errs)
 	}
