@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 )
 
@@ -94,7 +95,11 @@ func run(args []string, stdout, stderr io.Writer) (status int) {
 			case errors.Is(err, flag.ErrHelp):
 				return 0
 			case errors.As(err, &ue):
-				fmt.Fprintf(stderr, "memowm %s: %v (see 'memowm %s -h')\n", name, err, name)
+				help := name // a sub-verb's own help: 'memowm record web -h'
+				if len(args) > 1 && slices.Contains(subVerbs[name], args[1]) {
+					help += " " + args[1]
+				}
+				fmt.Fprintf(stderr, "memowm %s: %v (see 'memowm %s -h')\n", name, err, help)
 				return 2
 			default:
 				fmt.Fprintf(stderr, "memowm %s: %v\n", name, oneLine(err))
