@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memowm/memowm/internal/atomicfile"
 	"github.com/memowm/memowm/opq"
 	"github.com/memowm/memowm/trajectory"
 )
@@ -353,6 +354,44 @@ func mustRun(t *testing.T, cmds ...[]string) {
 	for _, c := range cmds {
 		if code, out, errs := memowm(t, c...); code != 0 {
 			t.Fatalf("%v: %d\n%s%s", c, code, out, errs)
+		}
+	}
+}
+
+// TestTwoEncodesOneOut: two encodes started together to the same --out: one
+// writes it, the other fails and says so (refused at the start, or finding
+// the file made while it worked), never both exit 0 with one's work gone.
+func TestTwoEncodesOneOut(t *testing.T) {
+	dir := t.TempDir()
+	traj, bundle, mem := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "b.mwb"), filepath.Join(dir, "m.mwm")
+	mustRun(t,
+		[]string{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"},
+		[]string{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
+	)
+	for round := 0; round < 3; round++ {
+		os.Remove(mem)
+		var cmds [2]*exec.Cmd
+		var outs [2]strings.Builder
+		for i := range cmds {
+			cmds[i] = child(t, "1", "encode", "--model", bundle, "--in", traj, "--out", mem, "--quiet")
+			cmds[i].Stdout, cmds[i].Stderr = &outs[i], &outs[i]
+			if err := cmds[i].Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ok := 0
+		for i := range cmds {
+			if err := cmds[i].Wait(); err == nil {
+				ok++
+			} else if !strings.Contains(outs[i].String(), "--force") {
+				t.Errorf("round %d: the failed encode does not say why: %s", round, outs[i].String())
+			}
+		}
+		if ok != 1 {
+			t.Fatalf("round %d: %d encodes exit 0\n%s\n%s", round, ok, outs[0].String(), outs[1].String())
+		}
+		if l := atomicfile.Leftovers(mem); len(l) != 0 {
+			t.Fatalf("round %d: temporaries left: %v", round, l)
 		}
 	}
 }
