@@ -3,7 +3,6 @@ package trajectory
 import (
 	"bytes"
 	"errors"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -74,24 +73,7 @@ func writeFile(t testing.TB, path string, m Meta, eps []*Episode) {
 	}
 }
 
-func readAll(path string) (Meta, []*Episode, error) {
-	r, err := Open(path)
-	if err != nil {
-		return Meta{}, nil, err
-	}
-	defer r.Close()
-	var eps []*Episode
-	for {
-		ep, err := r.Next()
-		if err == io.EOF {
-			return r.Meta(), eps, nil
-		}
-		if err != nil {
-			return r.Meta(), eps, err
-		}
-		eps = append(eps, ep)
-	}
-}
+func readAll(path string) (Meta, []*Episode, error) { return readPath(path) }
 
 func TestRoundTrip(t *testing.T) {
 	for _, ext := range []string{".arrow", ".parquet"} {
