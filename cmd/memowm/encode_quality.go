@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"time"
 
 	"github.com/memowm/memowm/codec"
 	"github.com/memowm/memowm/opq"
@@ -20,6 +22,41 @@ type stateQuality struct {
 	// Against is what the decoded states were compared with: "input
 	// states" or "input codes' states" (a codes file has no states).
 	Against string
+}
+
+// quantizeMetered returns a trajectory.WithQuantize function that encodes
+// states through enc (q's encoder) and, with meter, adds every state and
+// its reconstruction to meter, decoding a few states at a time so that its
+// buffer stays small. encoded, when not nil, adds up the time spent
+// encoding (not measuring).
+func quantizeMetered(q *opq.Quantizer, enc *opq.Encoder, meter *opq.QualityMeter, encoded *time.Duration) func(dst []uint8, states []float32) error {
+	sl, nc := q.Shape().StateLen(), q.Shape().Codes
+	var rec []float32
+	return func(dst []uint8, states []float32) error {
+		if len(states)%sl != 0 || len(dst) != len(states)/sl*nc {
+			return fmt.Errorf("%d values are not states of %v", len(states), q.Shape())
+		}
+		t0 := time.Now()
+		err := enc.EncodeBatch(dst, states)
+		if encoded != nil {
+			*encoded += time.Since(t0)
+		}
+		if err != nil || meter == nil {
+			return err
+		}
+		const per = 16
+		for lo := 0; lo < len(states); lo += per * sl {
+			hi := min(len(states), lo+per*sl)
+			rec = slices.Grow(rec[:0], hi-lo)[:hi-lo]
+			if err := enc.DecodeBatch(rec, dst[lo/sl*nc:hi/sl*nc]); err != nil {
+				return err
+			}
+			for i := 0; i < len(rec); i += sl {
+				meter.Add(states[lo+i:lo+i+sl], rec[i:i+sl])
+			}
+		}
+		return nil
+	}
 }
 
 // reconSpill keeps a lossy encode's reconstructed codes (one byte per code,
@@ -87,12 +124,12 @@ func (s *reconSpill) measure(q *opq.Quantizer, in string) (stateQuality, error) 
 		if read+n > s.rows {
 			return fmt.Errorf("measuring the decoded states: %s holds more states than were encoded (%d)", in, s.rows)
 		}
-		codes = append(codes[:0], make([]uint8, n*nc)...)
+		codes = slices.Grow(codes[:0], n*nc)[:n*nc]
 		if _, err := io.ReadFull(rd, codes); err != nil {
 			return fmt.Errorf("measuring the decoded states: %w", err)
 		}
 		read += n
-		rec = append(rec[:0], make([]float32, n*sl)...)
+		rec = slices.Grow(rec[:0], n*sl)[:n*sl]
 		return enc.DecodeBatch(rec, codes)
 	}
 	sq := stateQuality{Against: "input states"}
@@ -132,7 +169,7 @@ func (s *reconSpill) measure(q *opq.Quantizer, in string) (stateQuality, error) 
 		}
 		for t := 0; t < ep.Len(); t++ {
 			row = ep.CodesAt(row, t)
-			ref = append(ref[:0], make([]float32, sl)...)
+			ref = slices.Grow(ref[:0], sl)[:sl]
 			if err := enc.DecodeBatch(ref, row); err != nil {
 				return stateQuality{}, err
 			}

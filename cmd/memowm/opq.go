@@ -185,7 +185,7 @@ func readStates(path string, logf func(string, ...any)) ([][]float32, trajectory
 	var states [][]float32
 	for eps := 1; ; eps++ {
 		ep, err := r.Next()
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF { // the bare sentinel: a damaged file's error may wrap io.EOF
 			break
 		}
 		if err != nil {
@@ -245,32 +245,12 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	enc := q.NewEncoder()
 	sl, nc := q.Shape().StateLen(), q.Shape().Codes
 	meter := opq.NewQualityMeter(sl)
-	var rec []float32
 	var encTime time.Duration
-	quant := func(dst []uint8, states []float32) error {
-		if len(states)%sl != 0 || len(dst) != len(states)/sl*nc {
-			return fmt.Errorf("%d values are not states of %v", len(states), q.Shape())
-		}
-		t0 := time.Now()
-		err := enc.EncodeBatch(dst, states)
-		encTime += time.Since(t0)
-		if err != nil || !*measure {
-			return err
-		}
-		// Decoded a few states at a time: the buffer stays small.
-		const per = 16
-		for lo := 0; lo < len(states); lo += per * sl {
-			hi := min(len(states), lo+per*sl)
-			rec = slices.Grow(rec[:0], hi-lo)[:hi-lo]
-			if err := enc.DecodeBatch(rec, dst[lo/sl*nc:hi/sl*nc]); err != nil {
-				return err
-			}
-			for i := 0; i < len(rec); i += sl {
-				meter.Add(states[lo+i:lo+i+sl], rec[i:i+sl])
-			}
-		}
-		return nil
+	metered := meter
+	if !*measure {
+		metered = nil
 	}
+	quant := quantizeMetered(q, enc, metered, &encTime)
 	r, err := trajectory.Open(*in, append(slices.Clip(trajOpts()), trajectory.WithQuantize(nc, quant))...)
 	if err != nil {
 		return err
@@ -293,7 +273,7 @@ func runQuantize(args []string, stdout, stderr io.Writer) error {
 	eps, obs := 0, 0
 	for {
 		ep, err := r.Next()
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF { // the bare sentinel: a damaged file's error may wrap io.EOF
 			break
 		}
 		if err != nil {

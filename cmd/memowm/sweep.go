@@ -419,25 +419,7 @@ func openCodesWith(q *opq.Quantizer, whose, path string) (*trajectory.Reader, er
 // openCodesMeter is openCodesWith that also adds every state it quantizes,
 // with its reconstruction, to meter (when not nil).
 func openCodesMeter(q *opq.Quantizer, whose, path string, meter *opq.QualityMeter) (*trajectory.Reader, error) {
-	enc := q.NewEncoder()
-	quant := enc.EncodeBatch
-	if meter != nil {
-		sl := q.Shape().StateLen()
-		var rec []float32
-		quant = func(dst []uint8, states []float32) error {
-			if err := enc.EncodeBatch(dst, states); err != nil {
-				return err
-			}
-			rec = append(rec[:0], make([]float32, len(states))...)
-			if err := enc.DecodeBatch(rec, dst); err != nil {
-				return err
-			}
-			for i := 0; i+sl <= len(states); i += sl {
-				meter.Add(states[i:i+sl], rec[i:i+sl])
-			}
-			return nil
-		}
-	}
+	quant := quantizeMetered(q, q.NewEncoder(), meter, nil)
 	r, err := trajectory.Open(path, append(trajOpts(), trajectory.WithQuantize(q.Shape().Codes, quant))...)
 	if err != nil {
 		return nil, err
