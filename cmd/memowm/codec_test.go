@@ -56,15 +56,11 @@ func TestEncodeDecodeSeparateProcesses(t *testing.T) {
 	dir := t.TempDir()
 	traj, bundle := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "b.mwb")
 	mem, codes, dec := filepath.Join(dir, "m.mwm"), filepath.Join(dir, "codes.arrow"), filepath.Join(dir, "dec.arrow")
-	for _, c := range [][]string{
-		{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"},
-		{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
-		{"quantize", "--model", bundle, "--in", traj, "--out", codes, "--quiet"},
-	} {
-		if code, out, errs := memowm(t, c...); code != 0 {
-			t.Fatalf("%v: %s%s", c, out, errs)
-		}
-	}
+	mustRun(t,
+		[]string{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"},
+		[]string{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
+		[]string{"quantize", "--model", bundle, "--in", traj, "--out", codes, "--quiet"},
+	)
 	out, err := child(t, "1", "encode", "--model", bundle, "--in", traj, "--out", mem, "--lambda", "0", "--batch", "3").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "kept 100.00%") {
 		t.Fatalf("encode: %v\n%s", err, out)
@@ -171,16 +167,12 @@ func TestEncodeDecodeSeparateProcesses(t *testing.T) {
 func TestCodecErrors(t *testing.T) {
 	dir := t.TempDir()
 	traj, b1, b2, mem := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "b1.mwb"), filepath.Join(dir, "b2.mwb"), filepath.Join(dir, "m.mwm")
-	for _, c := range [][]string{
-		{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"},
-		{"fit", "--in", traj, "--out", b1, "--preset", "tiny", "--quiet"},
-		{"fit", "--in", traj, "--out", b2, "--preset", "tiny", "--seed", "7", "--quiet"},
-		{"encode", "--model", b1, "--in", traj, "--out", mem, "--quiet"},
-	} {
-		if code, out, errs := memowm(t, c...); code != 0 {
-			t.Fatalf("%v: %s%s", c, out, errs)
-		}
-	}
+	mustRun(t,
+		[]string{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"},
+		[]string{"fit", "--in", traj, "--out", b1, "--preset", "tiny", "--quiet"},
+		[]string{"fit", "--in", traj, "--out", b2, "--preset", "tiny", "--seed", "7", "--quiet"},
+		[]string{"encode", "--model", b1, "--in", traj, "--out", mem, "--quiet"},
+	)
 	folder := filepath.Join(dir, "z.mwm")
 	os.Mkdir(folder, 0o755)
 	damaged := filepath.Join(dir, "d.mwm")
@@ -254,14 +246,10 @@ func TestKilledWriterLeavesNoFile(t *testing.T) {
 	}
 	dir := t.TempDir()
 	traj, bundle, mem := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "b.mwb"), filepath.Join(dir, "m.mwm")
-	for _, c := range [][]string{
-		{"sim", "--episodes", "40", "--steps", "30", "--dim", "32", "--out", traj, "--quiet"},
-		{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
-	} {
-		if code, out, errs := memowm(t, c...); code != 0 {
-			t.Fatalf("%v: %s%s", c, out, errs)
-		}
-	}
+	mustRun(t,
+		[]string{"sim", "--episodes", "40", "--steps", "30", "--dim", "32", "--out", traj, "--quiet"},
+		[]string{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
+	)
 	cmd := child(t, "1", "encode", "--model", bundle, "--in", traj, "--out", mem, "--batch", "1")
 	pipe, err := cmd.StderrPipe()
 	if err != nil {

@@ -93,16 +93,12 @@ func TestInterruptRemovesTemporaries(t *testing.T) {
 	}
 	dir := t.TempDir()
 	traj, small, bundle, mem := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "s.arrow"), filepath.Join(dir, "b.mwb"), filepath.Join(dir, "m.mwm")
-	for _, c := range [][]string{
-		{"sim", "--episodes", "200", "--steps", "30", "--dim", "32", "--out", traj, "--quiet"},
-		{"sim", "--episodes", "10", "--steps", "30", "--dim", "32", "--seed", "2", "--out", small, "--quiet"},
-		{"fit", "--in", small, "--out", bundle, "--preset", "tiny", "--quiet"},
-		{"encode", "--model", bundle, "--in", small, "--out", mem, "--quiet"},
-	} {
-		if code, out, errs := memowm(t, c...); code != 0 {
-			t.Fatalf("%v: %s%s", c, out, errs)
-		}
-	}
+	mustRun(t,
+		[]string{"sim", "--episodes", "200", "--steps", "30", "--dim", "32", "--out", traj, "--quiet"},
+		[]string{"sim", "--episodes", "10", "--steps", "30", "--dim", "32", "--seed", "2", "--out", small, "--quiet"},
+		[]string{"fit", "--in", small, "--out", bundle, "--preset", "tiny", "--quiet"},
+		[]string{"encode", "--model", bundle, "--in", small, "--out", mem, "--quiet"},
+	)
 	recs := []string{}
 	for range 200 {
 		recs = append(recs, handwrittenRec)
@@ -203,15 +199,11 @@ func TestKilledRunLeftover(t *testing.T) {
 func TestOutputSlips(t *testing.T) {
 	dir := t.TempDir()
 	traj, bundle, mem := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "b.mwb"), filepath.Join(dir, "m.mwm")
-	for _, c := range [][]string{
-		{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"},
-		{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
-		{"encode", "--model", bundle, "--in", traj, "--out", mem, "--quiet"},
-	} {
-		if code, out, errs := memowm(t, c...); code != 0 {
-			t.Fatalf("%v: %s%s", c, out, errs)
-		}
-	}
+	mustRun(t,
+		[]string{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"},
+		[]string{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
+		[]string{"encode", "--model", bundle, "--in", traj, "--out", mem, "--quiet"},
+	)
 	sym, hard := filepath.Join(dir, "sym.arrow"), filepath.Join(dir, "hard.arrow")
 	if err := os.Symlink(traj, sym); err != nil {
 		t.Fatal(err)
@@ -279,14 +271,10 @@ func TestOutputSlips(t *testing.T) {
 func TestFlagSlips(t *testing.T) {
 	dir := t.TempDir()
 	traj, bundle := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "b.mwb")
-	for _, c := range [][]string{
-		{"sim", "--episodes", "3", "--steps", "30", "--dim", "32", "--out", traj, "--quiet"},
-		{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
-	} {
-		if code, out, errs := memowm(t, c...); code != 0 {
-			t.Fatalf("%v: %s%s", c, out, errs)
-		}
-	}
+	mustRun(t,
+		[]string{"sim", "--episodes", "3", "--steps", "30", "--dim", "32", "--out", traj, "--quiet"},
+		[]string{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
+	)
 	for _, c := range [][]string{
 		{"encode", "--model", bundle, "--in", traj, "--out", filepath.Join(dir, "n.mwm"), "--min-entropy", "NaN"},
 		{"encode", "--model", bundle, "--in", traj, "--out", filepath.Join(dir, "n.mwm"), "--lambda", "nan"},
@@ -404,14 +392,10 @@ func TestInterruptBench(t *testing.T) {
 	}
 	dir, tmp := t.TempDir(), t.TempDir()
 	traj, bundle := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "b.mwb")
-	for _, c := range [][]string{
-		{"sim", "--episodes", "12", "--steps", "30", "--dim", "32", "--out", traj, "--quiet"},
-		{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
-	} {
-		if code, out, errs := memowm(t, c...); code != 0 {
-			t.Fatalf("%v: %s%s", c, out, errs)
-		}
-	}
+	mustRun(t,
+		[]string{"sim", "--episodes", "12", "--steps", "30", "--dim", "32", "--out", traj, "--quiet"},
+		[]string{"fit", "--in", traj, "--out", bundle, "--preset", "tiny", "--quiet"},
+	)
 	t.Setenv("TMPDIR", tmp)
 	code, errs := interruptChild(t, syscall.SIGINT, func(string) bool {
 		m, _ := filepath.Glob(filepath.Join(tmp, "memowm-bench-*", "*.mwm"))

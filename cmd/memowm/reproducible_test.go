@@ -19,14 +19,10 @@ import (
 func TestFitReproducible(t *testing.T) {
 	dir := t.TempDir()
 	traj, held := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "h.arrow")
-	for _, c := range [][]string{
-		{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"},
-		{"sim", "--episodes", "2", "--steps", "20", "--dim", "32", "--seed", "5", "--out", held, "--quiet"},
-	} {
-		if code, out, errs := memowm(t, c...); code != 0 {
-			t.Fatalf("%v: %d\n%s%s", c, code, out, errs)
-		}
-	}
+	mustRun(t,
+		[]string{"sim", "--episodes", "4", "--steps", "20", "--dim", "32", "--out", traj, "--quiet"},
+		[]string{"sim", "--episodes", "2", "--steps", "20", "--dim", "32", "--seed", "5", "--out", held, "--quiet"},
+	)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	var first []byte
 	for i, run := range []struct {

@@ -397,14 +397,10 @@ func TestFitHistory(t *testing.T) {
 func TestFitKeepsBest(t *testing.T) {
 	dir := t.TempDir()
 	traj, held := filepath.Join(dir, "t.arrow"), filepath.Join(dir, "h.arrow")
-	for _, c := range [][]string{
-		{"sim", "--episodes", "6", "--steps", "12", "--dim", "32", "--out", traj, "--quiet"},
-		{"sim", "--episodes", "3", "--steps", "12", "--dim", "32", "--seed", "7", "--out", held, "--quiet"},
-	} {
-		if code, out, errs := memowm(t, c...); code != 0 {
-			t.Fatalf("%v: %d\n%s%s", c, code, out, errs)
-		}
-	}
+	mustRun(t,
+		[]string{"sim", "--episodes", "6", "--steps", "12", "--dim", "32", "--out", traj, "--quiet"},
+		[]string{"sim", "--episodes", "3", "--steps", "12", "--dim", "32", "--seed", "7", "--out", held, "--quiet"},
+	)
 	fit := func(out string, extra ...string) (string, string) {
 		t.Helper()
 		args := append([]string{"fit", "--stage", "wm", "--in", traj, "--eval", held, "--preset", "tiny", "--steps", "12", "--eval-every", "2",
@@ -507,16 +503,12 @@ func TestFitKeepsBest(t *testing.T) {
 func TestFitWMRefusesInputs(t *testing.T) {
 	dir := t.TempDir()
 	p := func(n string) string { return filepath.Join(dir, n) }
-	for _, c := range [][]string{
-		{"sim", "--episodes", "4", "--steps", "10", "--dim", "32", "--out", p("t.arrow"), "--quiet"},
-		{"sim", "--episodes", "2", "--steps", "10", "--dim", "32", "--seed", "3", "--out", p("h.arrow"), "--quiet"},
-		{"fit", "opq", "--in", p("t.arrow"), "--out", p("q.opq"), "--codewords", "16", "--quiet"},
-		{"fit", "--stage", "wm", "--in", p("t.arrow"), "--opq", p("q.opq"), "--preset", "tiny", "--steps", "2", "--keep-checkpoint", "--out", p("a.mwb"), "--quiet"},
-	} {
-		if code, out, errs := memowm(t, c...); code != 0 {
-			t.Fatalf("%v: %d\n%s%s", c, code, out, errs)
-		}
-	}
+	mustRun(t,
+		[]string{"sim", "--episodes", "4", "--steps", "10", "--dim", "32", "--out", p("t.arrow"), "--quiet"},
+		[]string{"sim", "--episodes", "2", "--steps", "10", "--dim", "32", "--seed", "3", "--out", p("h.arrow"), "--quiet"},
+		[]string{"fit", "opq", "--in", p("t.arrow"), "--out", p("q.opq"), "--codewords", "16", "--quiet"},
+		[]string{"fit", "--stage", "wm", "--in", p("t.arrow"), "--opq", p("q.opq"), "--preset", "tiny", "--steps", "2", "--keep-checkpoint", "--out", p("a.mwb"), "--quiet"},
+	)
 	if err := os.Symlink(p("t.arrow"), p("link.mwb")); err != nil {
 		t.Fatal(err)
 	}
