@@ -204,14 +204,11 @@ func Commit(tmp, path string) error {
 // fails atomically on an existing name, then tmp's removal. Where the file
 // system has no hard links, it checks and renames (a narrow race remains).
 func place(tmp, path string) error {
-	lerr := os.Link(tmp, path)
-	if lerr == nil {
+	if os.Link(tmp, path) == nil {
 		os.Remove(tmp)
 		return nil
 	}
-	if errors.Is(lerr, os.ErrExist) {
-		return fmt.Errorf("%s was created by another writer while this one worked; not replaced (give --force to replace it): %w", path, ErrExists)
-	}
+	// The link failed: path exists, or the file system has no hard links.
 	if _, err := os.Lstat(path); err == nil {
 		return fmt.Errorf("%s was created by another writer while this one worked; not replaced (give --force to replace it): %w", path, ErrExists)
 	}
