@@ -734,9 +734,13 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	// Every output was checked above: the stages may write over their own
-	// intermediates (and a refused file was refused already).
-	qf := append(slices.Clip(q), "--force")
+	// Every output was checked above; each stage checks its own again, and
+	// replaces one only with --force, so a file another run makes meanwhile
+	// is not replaced either.
+	qf := slices.Clip(q)
+	if *force {
+		qf = append(qf, "--force")
+	}
 	stages := []struct {
 		name string
 		run  func([]string, io.Writer, io.Writer) error
