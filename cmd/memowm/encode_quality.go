@@ -66,8 +66,9 @@ func quantizeMetered(q *opq.Quantizer, enc *opq.Encoder, meter *opq.QualityMeter
 type reconSpill struct {
 	f    *os.File
 	w    *bufio.Writer
-	rows int
-	nc   int
+	rows  int
+	nc    int
+	named string // the file's name while it has one (see newReconSpill)
 }
 
 func newReconSpill(dir string, codes int) (*reconSpill, error) {
@@ -78,7 +79,13 @@ func newReconSpill(dir string, codes int) (*reconSpill, error) {
 	if err != nil {
 		return nil, fmt.Errorf("measuring the decoded states: %w", err)
 	}
-	return &reconSpill{f: f, w: bufio.NewWriterSize(f, 1<<20), nc: codes}, nil
+	s := &reconSpill{f: f, w: bufio.NewWriterSize(f, 1<<20), nc: codes}
+	// Unnamed at once where the system allows it, as codec's coder streams
+	// are, so that an interrupted encode leaves nothing behind.
+	if os.Remove(f.Name()) != nil {
+		s.named = f.Name()
+	}
+	return s, nil
 }
 
 // add appends the reconstructions of written episodes.
@@ -99,7 +106,9 @@ func (s *reconSpill) add(st []codec.EpisodeStats) error {
 
 func (s *reconSpill) close() {
 	s.f.Close()
-	os.Remove(s.f.Name())
+	if s.named != "" {
+		os.Remove(s.named)
+	}
 }
 
 // measure reads the input trajectories in again and compares every state
