@@ -64,8 +64,8 @@ func quantizeMetered(q *opq.Quantizer, enc *opq.Encoder, meter *opq.QualityMeter
 // their quality is measured after the encode in bounded memory, whatever
 // the file's length.
 type reconSpill struct {
-	f    *os.File
-	w    *bufio.Writer
+	f     *os.File
+	w     *bufio.Writer
 	rows  int
 	nc    int
 	named string // the file's name while it has one (see newReconSpill)
