@@ -17,10 +17,12 @@ import (
 	"github.com/memowm/memowm/worldmodel"
 )
 
-// Magic starts every bundle file; Version is the format this build writes.
+// Magic starts every bundle file. Version is the format of a bundle in the
+// f32 profile; VersionInt8 adds the int8 network after the reader.
 const (
-	Magic   = "\x89MWB\r\n\x1a\n"
-	Version = 1
+	Magic       = "\x89MWB\r\n\x1a\n"
+	Version     = 1
+	VersionInt8 = 2
 )
 
 // ErrFormat is wrapped by every error about data that is not a valid bundle.
@@ -35,7 +37,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 type Bundle struct {
 	OPQ       *opq.Quantizer
 	Model     *worldmodel.Model
-	Profile   string // inference profile: worldmodel.ProfileF32
+	Profile   string // inference profile: worldmodel.ProfileF32 or ProfileInt8
+	// Int8 is the integer network of the int8 profile (Profile "int8"),
+	// made from Model by worldmodel.CalibrateInt8; nil in the f32 profile.
+	Int8 *worldmodel.Int8Model
 	Precision uint   // log2 of every frequency table's total
 	Policy    Policy
 	// Reader is the frozen reader that defines answer loss (nil until the
@@ -83,11 +88,23 @@ func (b *Bundle) Check() error {
 		return fmt.Errorf("model: the quantizer (%d slots x %d subspaces, %d codewords) does not fit the world model (%d x %d, %d)",
 			s.Slots, b.OPQ.Subspaces(), b.OPQ.Codewords(), cfg.Slots, cfg.Subspaces, cfg.Codewords)
 	}
-	if b.Profile != worldmodel.ProfileF32 {
-		return fmt.Errorf("model: unknown inference profile %q (this build runs %q)", b.Profile, worldmodel.ProfileF32)
+	switch b.Profile {
+	case worldmodel.ProfileF32:
+		if b.Int8 != nil {
+			return fmt.Errorf("model: a bundle in the f32 profile carries an int8 network")
+		}
+	case worldmodel.ProfileInt8:
+		if b.Int8 == nil {
+			return fmt.Errorf("model: a bundle in the int8 profile has no int8 network")
+		}
+		if b.Int8.Model() != b.Model {
+			return fmt.Errorf("model: the int8 network was made from another world model")
+		}
+	default:
+		return fmt.Errorf("model: unknown inference profile %q (this build runs %q and %q)", b.Profile, worldmodel.ProfileF32, worldmodel.ProfileInt8)
 	}
-	if cfg.Profile != "" && cfg.Profile != b.Profile {
-		return fmt.Errorf("model: the weights are for profile %q, the bundle says %q", cfg.Profile, b.Profile)
+	if cfg.Profile != "" && cfg.Profile != worldmodel.ProfileF32 {
+		return fmt.Errorf("model: the weights are for profile %q, the bundle's float model must be %q", cfg.Profile, worldmodel.ProfileF32)
 	}
 	if b.Precision < 8 || b.Precision > 28 {
 		return fmt.Errorf("model: precision %d is outside [8, 28]", b.Precision)
@@ -99,6 +116,19 @@ func (b *Bundle) Check() error {
 		return err
 	}
 	return b.Policy.CheckCoords(cfg.Coords())
+}
+
+// Predictor returns the CPU backend of b's profile: worldmodel.CPU for
+// f32, worldmodel.Int8CPU for int8, at b's precision.
+func (b *Bundle) Predictor(opts ...worldmodel.Option) (worldmodel.Predictor, error) {
+	opts = append([]worldmodel.Option{worldmodel.WithPrecision(b.Precision)}, opts...)
+	if b.Profile == worldmodel.ProfileInt8 {
+		if b.Int8 == nil {
+			return nil, fmt.Errorf("model: a bundle in the int8 profile has no int8 network")
+		}
+		return worldmodel.NewInt8CPU(b.Int8, opts...)
+	}
+	return worldmodel.NewCPU(b.Model, opts...)
 }
 
 // header is b's JSON header. It holds nothing of when, where or how fast
@@ -134,7 +164,11 @@ func (b *Bundle) Bytes() ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	buf.WriteString(Magic)
-	binary.Write(&buf, binary.LittleEndian, uint32(Version))
+	version := uint32(Version)
+	if b.Int8 != nil {
+		version = VersionInt8
+	}
+	binary.Write(&buf, binary.LittleEndian, version)
 	hdr, err := json.Marshal(b.header())
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
@@ -155,6 +189,14 @@ func (b *Bundle) Bytes() ([]byte, error) {
 	}
 	if b.Reader == nil {
 		binary.Write(&buf, binary.LittleEndian, uint64(0))
+	}
+	if b.Int8 != nil {
+		var p bytes.Buffer
+		if _, err := b.Int8.WriteTo(&p); err != nil {
+			return nil, fmt.Errorf("model: %w", err)
+		}
+		binary.Write(&buf, binary.LittleEndian, uint64(p.Len()))
+		buf.Write(p.Bytes())
 	}
 	binary.Write(&buf, binary.LittleEndian, crc32.Checksum(buf.Bytes(), castagnoli))
 	b.hash = sha256.Sum256(buf.Bytes())

@@ -60,14 +60,21 @@ func read(r io.Reader, avail int64) (*Bundle, error) {
 	if string(head[:len(Magic)]) != Magic {
 		return nil, formatErr("wrong magic %q", head[:len(Magic)])
 	}
-	if v := binary.LittleEndian.Uint32(head[len(Magic):]); v != Version {
-		return nil, formatErr("bundle format version %d (this build reads version %d)", v, Version)
+	version := binary.LittleEndian.Uint32(head[len(Magic):])
+	if version != Version && version != VersionInt8 {
+		return nil, formatErr("bundle format version %d (this build reads versions %d and %d)", version, Version, VersionInt8)
+	}
+	// extra is the number of parts after the reader: version 2 has the
+	// int8 network.
+	extra := 0
+	if version == VersionInt8 {
+		extra = 1
 	}
 	hlen := int64(binary.LittleEndian.Uint32(head[len(Magic)+4:]))
 	if hlen > maxHeader {
 		return nil, formatErr("header of %d bytes is longer than %d", hlen, maxHeader)
 	}
-	if need := hlen + tailLen(3); left >= 0 && need > left {
+	if need := hlen + tailLen(3+extra); left >= 0 && need > left {
 		return nil, formatErr("a header of %d bytes needs %d more bytes, only %d are there: %w", hlen, need, left, io.ErrUnexpectedEOF)
 	}
 	hdr := make([]byte, hlen)
@@ -104,14 +111,19 @@ func read(r io.Reader, avail int64) (*Bundle, error) {
 		take(int64(n))
 		return nil
 	}
-	if err := part("quantizer", 2, func(r io.Reader) (err error) { b.OPQ, err = opq.Read(r); return }); err != nil {
+	if err := part("quantizer", 2+extra, func(r io.Reader) (err error) { b.OPQ, err = opq.Read(r); return }); err != nil {
 		return nil, err
 	}
-	if err := part("world model", 1, func(r io.Reader) (err error) { b.Model, err = worldmodel.Read(r); return }); err != nil {
+	if err := part("world model", 1+extra, func(r io.Reader) (err error) { b.Model, err = worldmodel.Read(r); return }); err != nil {
 		return nil, err
 	}
-	if err := part("reader", 0, func(r io.Reader) (err error) { b.Reader, err = readReader(r.(*io.LimitedReader)); return }); err != nil {
+	if err := part("reader", extra, func(r io.Reader) (err error) { b.Reader, err = readReader(r.(*io.LimitedReader)); return }); err != nil {
 		return nil, err
+	}
+	if extra == 1 {
+		if err := part("int8 network", 0, func(r io.Reader) (err error) { b.Int8, err = worldmodel.ReadInt8(r, b.Model); return }); err != nil {
+			return nil, err
+		}
 	}
 	want := crc.Sum32()
 	var c [4]byte

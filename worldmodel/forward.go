@@ -105,6 +105,10 @@ type CPU struct {
 	// keepAll (tests) runs the last layer on every row, leaving each
 	// block's final hidden state in x.
 	keepAll bool
+
+	// stats, when set (int8 calibration), records the largest magnitude
+	// of every activation the int8 profile quantizes (int8_calib.go).
+	stats *actStats
 }
 
 // Option configures NewCPU.
@@ -249,6 +253,8 @@ func (r *CPU) forward(dst []Output, hs []History) {
 	}
 
 	r.embed(hs, start)
+	st := r.stats
+	st.seeResid(r.x[:N*W])
 
 	for l := range p.layers {
 		L, PL := &p.layers[l], &r.packed[l]
@@ -257,8 +263,10 @@ func (r *CPU) forward(dst []Output, hs []History) {
 		r.rowsParallel(N, func(lo, hi int) {
 			layerNormTo(r.ln[lo*W:hi*W], r.x[lo*W:hi*W], L.ln1g, L.ln1b, hi-lo, W)
 		})
+		st.seeLayer(l, siteLN1, r.ln[:N*W], 1)
 		r.matmul(r.qkv, r.ln, PL.qkv, N, W, 3*W)
 		r.rowsParallel(N, func(lo, hi int) { addBias(r.qkv[lo*3*W:hi*3*W], L.bqkv, hi-lo, 3*W) })
+		st.seeQKV(l, r.qkv[:N*3*W], W)
 		x, rows := r.x, N
 		if last {
 			// From here on only each history's last block: gather its rows.
@@ -276,16 +284,22 @@ func (r *CPU) forward(dst []Output, hs []History) {
 			}
 			c.attentionHead(r.att[orow*W:], r.qkv[start[b]*3*W:start[b+1]*3*W], n, h, from, &r.workers[w])
 		})
+		st.seeLayer(l, siteAtt, r.att[:rows*W], 1)
 		r.matmul(r.tmp, r.att, PL.o, rows, W, W)
 		r.rowsParallel(rows, func(lo, hi int) {
 			addResidual(x[lo*W:hi*W], r.tmp[lo*W:hi*W], L.bo, hi-lo, W)
 			layerNormTo(r.ln[lo*W:hi*W], x[lo*W:hi*W], L.ln2g, L.ln2b, hi-lo, W)
 		})
+		st.seeResid(x[:rows*W])
+		st.seeLayer(l, siteLN2, r.ln[:rows*W], 1)
 		// MLP sub-block.
 		r.matmul(r.mlp, r.ln, PL.w1, rows, W, M)
+		st.seePre(l, r.mlp[:rows*M], L.b1)
 		r.rowsParallel(rows, func(lo, hi int) { addBiasGELU(r.mlp[lo*M:hi*M], L.b1, hi-lo, M) })
+		st.seeLayer(l, siteGELU, r.mlp[:rows*M], 1)
 		r.matmul(r.tmp, r.mlp, PL.w2, rows, M, W)
 		r.rowsParallel(rows, func(lo, hi int) { addResidual(x[lo*W:hi*W], r.tmp[lo*W:hi*W], L.b2, hi-lo, W) })
+		st.seeResid(x[:rows*W])
 	}
 	if r.keepAll {
 		for b, h := range hs {
@@ -293,6 +307,7 @@ func (r *CPU) forward(dst []Output, hs []History) {
 		}
 	}
 	layerNormTo(r.ln[:Nq*W], r.xq, p.finalG, p.finalB, Nq, W)
+	st.seeFinal(r.ln[:Nq*W])
 	r.parallel(B, func(_, b int) { r.heads(&dst[b], r.ln[b*S*W:(b+1)*S*W], hs[b], nil) })
 }
 

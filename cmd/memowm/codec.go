@@ -129,7 +129,7 @@ func loadBundle(path string) (*model.Bundle, worldmodel.Predictor, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := worldmodel.NewCPU(b.Model, worldmodel.WithPrecision(b.Precision))
+	p, err := b.Predictor()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -15,24 +15,28 @@ import (
 
 func runModel(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usagef("want a sub-verb: info or init")
+		return usagef("want a sub-verb: info, init or int8")
 	}
 	switch args[0] {
 	case "info":
 		return runModelInfo(args[1:], stdout)
 	case "init":
 		return runModelInit(args[1:], stdout, stderr)
+	case "int8":
+		return runModelInt8(args[1:], stdout, stderr)
 	case "-h", "--help", "-help":
 		fmt.Fprint(stdout, `Usage: memowm model info [--preset P | --weights FILE] [--json] [--predict ...]
        memowm model init --preset P --out FILE [--seed S]
+       memowm model int8 --model BUNDLE --calib TRAIN --out BUNDLE8
 
 info shows a world model's architecture and parameter breakdown; --predict
 times predictions of a random-weight model on random histories.
 init writes a randomly initialised weights file.
+int8 makes a bundle in the integer inference profile from one in f32.
 Presets: `+strings.Join(worldmodel.PresetNames(), ", ")+"\n")
 		return nil
 	}
-	return usagef("unknown sub-verb %q (want info or init)", args[0])
+	return usagef("unknown sub-verb %q (want info, init or int8)", args[0])
 }
 
 type modelInfo struct {

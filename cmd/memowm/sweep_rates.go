@@ -18,7 +18,6 @@ import (
 	"github.com/memowm/memowm/bench"
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/trajectory"
-	"github.com/memowm/memowm/worldmodel"
 )
 
 // The sweep's two rates per preset, measured on the evaluation episodes:
@@ -32,7 +31,7 @@ import (
 // into a temporary file in dir, removed after. Both count the same
 // observations.
 func measureRates(pt *bench.CurvePoint, b *model.Bundle, path, eval, dir string, stderr io.Writer, quiet bool) error {
-	pred, err := worldmodel.NewCPU(b.Model, worldmodel.WithPrecision(b.Precision))
+	pred, err := b.Predictor()
 	if err != nil {
 		return err
 	}

@@ -206,7 +206,7 @@ func runWeightsImport(args []string, stdout, stderr io.Writer) error {
 	}
 	// The bundle records where its weights came from: trained elsewhere,
 	// not by memowm, and not the weights of the bundle they went into.
-	nb := &model.Bundle{OPQ: b.OPQ, Model: m, Profile: b.Profile, Precision: b.Precision, Policy: b.Policy, Reader: b.Reader,
+	nb := &model.Bundle{OPQ: b.OPQ, Model: m, Profile: worldmodel.ProfileF32, Precision: b.Precision, Policy: b.Policy, Reader: b.Reader,
 		Training: &model.Training{Imported: fileSum}}
 	watchOutputs(stderr, "weights import", *out)
 	if err := nb.Save(*out); err != nil {

@@ -1,0 +1,273 @@
+package worldmodel
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// The int8 profile's integer primitives. Each is a function of integers
+// alone, defined exactly here; a backend that claims the profile computes
+// the same values (any order of a sum gives the same integer, as no sum
+// here can overflow its type).
+
+// rshr is x >> s rounded half up (toward +infinity on a tie), s <= 62.
+func rshr(x int64, s uint) int64 {
+	if s == 0 {
+		return x
+	}
+	return (x + 1<<(s-1)) >> s
+}
+
+// mult is a fixed-point multiplier: apply(v) = rshr(v * M, Sh), with M in
+// [2^30, 2^31) (or smaller when Sh is 62) standing for the real ratio
+// M / 2^Sh. |v| < 2^32 keeps v*M inside int64.
+type mult struct {
+	M  int64
+	Sh uint8
+}
+
+func (m mult) apply(v int64) int64 { return rshr(v*m.M, uint(m.Sh)) }
+
+// applyWide is apply for 0 <= v < 2^63: the product in 128 bits.
+func (m mult) applyWide(v uint64) uint64 {
+	hi, lo := bits.Mul64(v, uint64(m.M))
+	if m.Sh == 0 {
+		if hi != 0 {
+			return math.MaxUint64
+		}
+		return lo
+	}
+	var c uint64
+	lo, c = bits.Add64(lo, 1<<(m.Sh-1), 0)
+	hi += c
+	if hi>>m.Sh != 0 {
+		return math.MaxUint64
+	}
+	return hi<<(64-m.Sh) | lo>>m.Sh
+}
+
+// newMult returns the multiplier nearest the ratio r >= 0 (conversion
+// time only: it is stored in the bundle as integers).
+func newMult(r float64) (mult, error) {
+	if !(r >= 0) || math.IsInf(r, 0) {
+		return mult{}, fmt.Errorf("worldmodel: int8: requantisation ratio %g", r)
+	}
+	if r == 0 {
+		return mult{}, nil
+	}
+	frac, e := math.Frexp(r) // r = frac 2^e, frac in [0.5, 1)
+	M := int64(math.Round(frac * (1 << 31)))
+	if M == 1<<31 {
+		M, e = 1<<30, e+1
+	}
+	sh := 31 - e
+	if sh < 0 {
+		return mult{}, fmt.Errorf("worldmodel: int8: requantisation ratio %g is too large", r)
+	}
+	if sh > 62 {
+		M, sh = int64(math.Round(math.Ldexp(r, 62))), 62
+	}
+	return mult{M: M, Sh: uint8(sh)}, nil
+}
+
+func clamp64(v, lim int64) int64 {
+	if v > lim {
+		return lim
+	}
+	if v < -lim {
+		return -lim
+	}
+	return v
+}
+
+// isqrt is floor(sqrt(x)), by Newton's iteration from above.
+func isqrt(x uint64) uint64 {
+	if x == 0 {
+		return 0
+	}
+	r := uint64(1) << ((bits.Len64(x) + 1) / 2) // >= sqrt(x)
+	for {
+		y := (r + x/r) >> 1
+		if y >= r {
+			return r
+		}
+		r = y
+	}
+}
+
+// floorDivRound is a / b rounded half up, b > 0.
+func floorDivRound(a, b int64) int64 {
+	n := 2*a + b
+	q := n / (2 * b)
+	if n%(2*b) < 0 {
+		q--
+	}
+	return q
+}
+
+// qLN is an integer LayerNorm: for a row x of W residual values,
+//
+//	mu = round(sum x / W); d_i = x_i - mu
+//	var = round(sum d_i^2 / W); std = isqrt(var + Eps), at least 1
+//	inv = 2^46 / std (floor); n_i = rshr(d_i inv, 32)          (Q14)
+//	y_i = clamp(rshr(n_i G_i, 30) + B_i, -Lim, Lim)
+//
+// G_i = round(gain_i 2^16 / s) and B_i = round(bias_i / s) for the output
+// scale s. Residual values stay within 2^25 (int8Resid), so d_i^2 sums
+// fit int64 for W <= 4096 and d_i inv < 2^52.
+type qLN struct {
+	G   []int64
+	B   []int32
+	Eps int64
+	Lim int64
+}
+
+// norm returns a row's mean and 2^46 / std.
+func (q *qLN) norm(x []int32) (mu, inv int64) {
+	W := int64(len(x))
+	var s int64
+	for _, v := range x {
+		s += int64(v)
+	}
+	mu = floorDivRound(s, W)
+	var ss int64
+	for _, v := range x {
+		d := int64(v) - mu
+		ss += d * d
+	}
+	std := int64(isqrt(uint64(floorDivRound(ss, W) + q.Eps)))
+	if std < 1 {
+		std = 1
+	}
+	return mu, (int64(1) << 46) / std
+}
+
+func (q *qLN) to8(dst []int8, x []int32) {
+	mu, inv := q.norm(x)
+	dst = dst[:len(x)]
+	g, b := q.G[:len(x)], q.B[:len(x)]
+	for i, v := range x {
+		n := rshr((int64(v)-mu)*inv, 32)
+		dst[i] = int8(clamp64(rshr(n*g[i], 30)+int64(b[i]), q.Lim))
+	}
+}
+
+func (q *qLN) to16(dst []int16, x []int32) {
+	mu, inv := q.norm(x)
+	dst = dst[:len(x)]
+	g, b := q.G[:len(x)], q.B[:len(x)]
+	for i, v := range x {
+		n := rshr((int64(v)-mu)*inv, 32)
+		dst[i] = int16(clamp64(rshr(n*g[i], 30)+int64(b[i]), q.Lim))
+	}
+}
+
+// expSteps is the resolution of the profile's exponential: 1/expSteps nat.
+// expTable[i] = round(2^24 e^(-i/256)) for i < 4096 (16 nats), with this
+// package's expf (its bits are the same on every machine); beyond it the
+// weight is 0.
+const (
+	expSteps = 256
+	expLen   = 4096
+	expOne   = 1 << 24
+)
+
+var expTable = func() []int64 {
+	t := make([]int64, expLen)
+	for i := range t {
+		t[i] = int64(math.Round(float64(float32(expOne) * expf(-float32(i)/expSteps))))
+	}
+	return t
+}()
+
+// sigmoid table: the copy gate a = round(2^16 sigmoid(i/64)) for
+// i in [-1024, 1024].
+const (
+	sigSteps = 64
+	sigHalf  = 1024
+	sigOne   = 1 << 16
+)
+
+var sigTable = func() []int64 {
+	t := make([]int64, 2*sigHalf+1)
+	for i := range t {
+		t[i] = int64(math.Round(float64(float32(sigOne) * sigmoidf(float32(i-sigHalf)/sigSteps))))
+	}
+	return t
+}()
+
+// quantizeWeights turns nonnegative integer weights (not all 0, each below
+// 2^62 in total) into a frequency table totalling 2^prec, every entry >= 1:
+//
+//	sh = bitlen(S) - 32; w'_c = w_c >> sh (or << -sh); S' = sum w'_c
+//	R = 2^61 / S' (floor); f_c = max(1, rshr(w'_c R, 61 - prec))
+//
+// then d = 2^prec - sum f goes to (or comes from) the largest entries by
+// entropy.QuantizeProbsTo's step 4 (fixTotal).
+func quantizeWeights(dst []uint32, w []uint64, prec uint) {
+	var S uint64
+	for _, v := range w {
+		S += v
+	}
+	sh := bits.Len64(S) - 32
+	var S2 uint64
+	for i, v := range w {
+		if sh >= 0 {
+			v >>= uint(sh)
+		} else {
+			v <<= uint(-sh)
+		}
+		w[i] = v
+		S2 += v
+	}
+	R := (uint64(1) << 61) / S2
+	s := 61 - prec
+	half := uint64(1) << (s - 1)
+	var got uint64
+	for i, v := range w {
+		f := uint32((v*R + half) >> s)
+		if f == 0 {
+			f = 1
+		}
+		dst[i] = f
+		got += uint64(f)
+	}
+	fixTotal(dst, got, uint64(1)<<prec)
+}
+
+// fixTotal moves the table's total from got to total: the mode (largest,
+// lowest index on ties) takes all of the difference when it stays >= 1,
+// otherwise the excess is taken from the largest entries in turn, each kept
+// at >= 1.
+func fixTotal(dst []uint32, got, total uint64) {
+	if got == total {
+		return
+	}
+	mode := modeOf(dst)
+	if got < total {
+		dst[mode] += uint32(total - got)
+		return
+	}
+	excess := got - total
+	if uint64(dst[mode])-1 >= excess {
+		dst[mode] -= uint32(excess)
+		return
+	}
+	for excess > 0 {
+		m := modeOf(dst)
+		take := min(uint64(dst[m])-1, excess)
+		dst[m] -= uint32(take)
+		excess -= take
+	}
+}
+
+func modeOf(f []uint32) int {
+	m := 0
+	for i, v := range f {
+		if v > f[m] {
+			m = i
+		}
+	}
+	return m
+}
