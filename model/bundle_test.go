@@ -118,7 +118,8 @@ func TestBundleCheck(t *testing.T) {
 		edit func(*Bundle)
 		want string
 	}{
-		{func(b *Bundle) { b.Profile = "int8" }, `unknown inference profile "int8"`},
+		{func(b *Bundle) { b.Profile = "int4" }, `unknown inference profile "int4"`},
+		{func(b *Bundle) { b.Profile = "int8" }, "in the int8 profile has no int8 network"},
 		{func(b *Bundle) { b.Precision = 30 }, "precision 30 is outside [8, 28]"},
 		{func(b *Bundle) { b.Policy = Policy{Kind: "oracle"} }, `unknown retention policy "oracle"`},
 		{func(b *Bundle) { b.Policy = Policy{Kind: KeepAll, MinEntropyQ16: 5} }, "takes no parameters"},
