@@ -30,6 +30,7 @@ func main() {
 	avx2x2()
 	avx2x1()
 	xorCopy()
+	vnniPeak()
 	if err := os.WriteFile("kernel_amd64.s", out.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -305,4 +306,30 @@ xortail:
 xordone:
 	VZEROUPPER
 	RET`)
+}
+
+func vnniPeak() {
+	p(`
+// func vnniPeak(n int)
+//
+// n iterations of 24 independent VPDPBUSD on registers (24 * 64 multiply-adds,
+// 3072 integer operations per iteration): the ceiling for vnni6x64.
+TEXT ·vnniPeak(SB), NOSPLIT, $0-8
+	MOVQ n+0(FP), CX`)
+	for i := 0; i < 24; i++ {
+		p("\tVPXORD Z%d, Z%d, Z%d", i, i, i)
+	}
+	p("\tTESTQ CX, CX")
+	p("\tJEQ   peakdone")
+	p("")
+	p("peakloop:")
+	for i := 0; i < 24; i++ {
+		p("\tVPDPBUSD Z30, Z31, Z%d", i)
+	}
+	p("\tDECQ CX")
+	p("\tJNZ  peakloop")
+	p("")
+	p("peakdone:")
+	p("\tVZEROUPPER")
+	p("\tRET")
 }

@@ -198,3 +198,15 @@ func getBuf(n int) *[]int8 {
 	b := make([]int8, n)
 	return &b
 }
+
+// buf64Pool holds the plain Go kernel's per-call row pairs.
+var buf64Pool sync.Pool
+
+func getBuf64(n int) *[]int64 {
+	if b, ok := buf64Pool.Get().(*[]int64); ok && cap(*b) >= n {
+		*b = (*b)[:n]
+		return b
+	}
+	b := make([]int64, n)
+	return &b
+}

@@ -42,3 +42,9 @@ func avx2x1x16(c *int32, a *int8, b *int8, groups int)
 
 //go:noescape
 func xorCopy(dst *int8, src *int8, n int)
+
+// vnniPeak runs n iterations of 24 independent VPDPBUSD on registers (3072
+// integer operations each): the benchmarks' ceiling.
+//
+//go:noescape
+func vnniPeak(n int)

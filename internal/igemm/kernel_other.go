@@ -24,3 +24,5 @@ func avx2x1x16(c *int32, a *int8, b *int8, groups int) {
 func xorCopy(dst *int8, src *int8, n int) {
 	panic("igemm: no assembly in this build")
 }
+
+func vnniPeak(n int) { panic("igemm: no AVX-512 VNNI kernel in this build") }
