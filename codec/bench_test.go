@@ -3,9 +3,12 @@ package codec
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
+	fixturepkg "github.com/memowm/memowm/internal/fixture"
 	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/sim"
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
 )
@@ -19,6 +22,10 @@ import (
 //	go test ./codec -run '^$' -bench 'Encode|Decode' -benchtime 3x
 func benchmarkEncode(b *testing.B, opt Options, dense bool) {
 	bun, p, eps, obs := benchFixture(b, dense)
+	benchEncode(b, bun, p, eps, obs, opt)
+}
+
+func benchEncode(b *testing.B, bun *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, obs int, opt Options) {
 	keep := model.Policy{Kind: model.KeepAll}
 	dir := b.TempDir()
 	var size int64
@@ -44,6 +51,10 @@ func benchmarkEncode(b *testing.B, opt Options, dense bool) {
 
 func benchmarkDecode(b *testing.B, opt Options, dense bool) {
 	bun, p, eps, obs := benchFixture(b, dense)
+	benchDecode(b, bun, p, eps, obs, opt)
+}
+
+func benchDecode(b *testing.B, bun *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, obs int, opt Options) {
 	keep := model.Policy{Kind: model.KeepAll}
 	path, _ := encodeFileWith(b, bun, p, keep, opt, eps)
 	r := openChecked(b, path, bun)
@@ -78,3 +89,74 @@ func BenchmarkEncodeAllSendDense(b *testing.B) { benchmarkEncode(b, Options{}, t
 func BenchmarkEncodeMixDense(b *testing.B)     { benchmarkEncode(b, Options{Mix: true}, true) }
 func BenchmarkDecodeAllSendDense(b *testing.B) { benchmarkDecode(b, Options{}, true) }
 func BenchmarkDecodeMixDense(b *testing.B)     { benchmarkDecode(b, Options{Mix: true}, true) }
+
+// manyEpisodes is a file's worth of episodes: manyCount sim episodes of
+// manySteps actions from the fixture's world, coded with the fixture's
+// quantizer (dense), or with 80% of slots repeating.
+const manyCount, manySteps = 24, 16
+
+var (
+	manyOnce sync.Once
+	manyEps  []*trajectory.Episode
+	manyErr  error
+)
+
+func manyFixture(t testing.TB, dense bool) (*model.Bundle, worldmodel.Predictor, []*trajectory.Episode, int) {
+	t.Helper()
+	manyOnce.Do(func() {
+		s, err := fixturepkg.Get()
+		if err != nil {
+			manyErr = err
+			return
+		}
+		cfg := sim.DefaultConfig()
+		cfg.Shape.Dim, cfg.Episodes, cfg.Steps, cfg.Seed = 32, manyCount, manySteps, 7
+		w, err := sim.New(cfg)
+		if err != nil {
+			manyErr = err
+			return
+		}
+		for i := range cfg.Episodes {
+			ep, _, _ := w.Episode(i)
+			c := &trajectory.Episode{ID: ep.ID, Actions: ep.Actions, Codes: make([][]uint8, len(ep.States))}
+			for k, st := range ep.States {
+				if c.Codes[k], err = s.Q.Encode(st); err != nil {
+					manyErr = err
+					return
+				}
+			}
+			manyEps = append(manyEps, c)
+		}
+	})
+	if manyErr != nil {
+		t.Fatal(manyErr)
+	}
+	bun, p := testBundle(t, 1, model.Policy{Kind: model.KeepAll})
+	eps := manyEps
+	if !dense {
+		eps = fixturepkg.Repeating(eps, p.Config().Subspaces)
+	}
+	obs := 0
+	for _, ep := range eps {
+		obs += len(ep.Codes)
+	}
+	return bun, p, eps, obs
+}
+
+// The same on a file of many episodes (manyCount of manySteps+1
+// observations), where the episodes' coding runs on several goroutines:
+//
+//	go test ./codec -run '^$' -bench 'Many' -benchtime 3x -cpu 1,2
+func benchmarkMany(b *testing.B, opt Options, dense, decode bool) {
+	bun, p, eps, obs := manyFixture(b, dense)
+	if decode {
+		benchDecode(b, bun, p, eps, obs, opt)
+	} else {
+		benchEncode(b, bun, p, eps, obs, opt)
+	}
+}
+
+func BenchmarkEncodeMixMany(b *testing.B)      { benchmarkMany(b, Options{Mix: true}, false, false) }
+func BenchmarkDecodeMixMany(b *testing.B)      { benchmarkMany(b, Options{Mix: true}, false, true) }
+func BenchmarkEncodeMixManyDense(b *testing.B) { benchmarkMany(b, Options{Mix: true}, true, false) }
+func BenchmarkDecodeMixManyDense(b *testing.B) { benchmarkMany(b, Options{Mix: true}, true, true) }

@@ -277,3 +277,35 @@ func TestMixGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestMixGoldenDense pins the bytes of mixed files of the fixture's own
+// episodes, where most codes change every step (the rank tables, the node
+// predictions and the context tables are all exercised): lossless and
+// lossy. Pinned before the mixing prior's speed work, which must not change
+// a bit.
+func TestMixGoldenDense(t *testing.T) {
+	_, eps := fixture(t)
+	keep := model.Policy{Kind: model.KeepAll}
+	b, p := testBundle(t, 1, keep)
+	lossless, _ := encodeFileWith(t, b, p, keep, Options{Mix: true}, eps)
+	lossy, st := encodeFileWith(t, b, p, model.Policy{Kind: model.MinEntropy, MinEntropyQ16: 3 << 15}, Options{Mix: true}, eps)
+	omitted := uint64(0)
+	for _, s := range st {
+		omitted += s.Omitted
+	}
+	if omitted == 0 {
+		t.Fatal("the lossy file omits nothing")
+	}
+	for _, c := range []struct{ path, want string }{
+		{lossless, "793d7bda21fa6cc08914982b3761347eba7aec39f13983ff976e95ba4c6f549c"},
+		{lossy, "89466fad7033b5921dab19dbdc5c1b0e5f0be1b5ea0dee8e0dd8abbf5e6e4b89"},
+	} {
+		d, err := os.ReadFile(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%x", sha256.Sum256(d)); got != c.want {
+			t.Errorf("mixed file sha256 %s, pinned %s", got, c.want)
+		}
+	}
+}
