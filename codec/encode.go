@@ -74,6 +74,15 @@ type SimOptions struct {
 	// distribution is computed even under a lossless policy, as a lossy
 	// writer computes it, so the loop is the one a lossy writer runs.
 	Observe func(ep, t, j int, hQ16 uint32, mode uint8)
+	// Threads is how many episodes are coded at once, each on its own
+	// goroutine, after each step's predictor call; the results are the
+	// same for any number. 0 means GOMAXPROCS when the retention rule is a
+	// model.Policy and Observe is nil, and 1 otherwise: with more than 1,
+	// the rule and Observe are called from several goroutines (each
+	// episode's calls in order, different episodes' interleaved), so they
+	// must be safe for that and must not depend on the order of calls
+	// across episodes.
+	Threads int
 }
 
 // keepEvery keeps every coordinate without being a lossless Policy, so the
@@ -88,203 +97,252 @@ func (keepEvery) Keep(int, uint32) bool { return true }
 // memory; a lossless loop shares them as its reconstruction) and the
 // model's window of states whole; its coder stream goes into a streamBuf
 // like streams (its dir and discard), which the caller closes, also after
-// an error.
-func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajectory.Episode, keepRecon bool, opt SimOptions, streams streamBuf) (out []encoded, err error) {
-	J, prec, bits := h.Coords(), h.Precision, h.codeBits()
+// an error. After each step's predictor call the episodes are coded on up
+// to threads goroutines (see forEach); the bytes are the same for any
+// number.
+func encodeBatch(p worldmodel.Predictor, h *Header, keep Keeper, eps []*trajectory.Episode, keepRecon bool, opt SimOptions, streams streamBuf, threads int) (out []encoded, err error) {
 	for _, ep := range eps {
 		if err := checkEpisode(ep, h); err != nil {
 			return nil, err
 		}
 	}
+	threads = threadsFor(threads, len(eps))
 	window := p.Config().MaxHistory
-	loops := make([]*loop, len(eps))
-	truths := make([]*truthCodes, len(eps))
-	bufs := make([]*streamBuf, len(eps))
+	ws := make([]*epWriter, len(eps))
 	defer func() {
-		if err != nil {
-			for _, b := range bufs {
-				if b != nil {
-					b.Close()
-				}
+		for _, w := range ws {
+			if w == nil {
+				continue
 			}
-		}
-	}()
-	encs := make([]*entropy.Encoder, len(eps))
-	acts := make([]*actionCoder, len(eps))
-	reps := make([]*repeatCoder, len(eps))
-	mixes := make([]*mixCoder, len(eps))
-	defer func() {
-		for _, m := range mixes {
-			if m != nil {
-				m.release()
+			if w.mix != nil {
+				w.mix.release()
+			}
+			if err != nil {
+				w.buf.Close()
 			}
 		}
 	}()
 	out = make([]encoded, len(eps))
 	maxObs := 0
 	for i, ep := range eps {
-		n := ep.Len()
-		loops[i] = newLoop(h, window, ep)
-		truths[i] = newTruthCodes(ep, window+2)
+		maxObs = max(maxObs, ep.Len())
+		w := &epWriter{h: h, ep: ep, out: &out[i], keep: keep, mixKeep: mixKeeper(keep), opt: &opt,
+			loop: newLoop(h, window, ep), truth: newTruthCodes(ep, window+2),
+			buf: &streamBuf{dir: streams.dir, discard: streams.discard}, act: newActionCoder()}
+		if w.mixKeep == nil && opt.Observe != nil {
+			w.mixKeep = keepEvery{}
+		}
 		if opt.TeacherForced {
-			loops[i].truth = truths[i]
+			w.loop.truth = w.truth
 		}
-		bufs[i] = &streamBuf{dir: streams.dir, discard: streams.discard}
-		encs[i] = entropy.NewEncoder(bufs[i])
-		acts[i] = newActionCoder()
+		w.enc = entropy.NewEncoder(w.buf)
 		if h.SlotRepeat {
-			reps[i] = newRepeatCoder(h.Slots, h.Subspaces)
+			w.rep = newRepeatCoder(h.Slots, h.Subspaces)
 		}
-		out[i].stats = EpisodeStats{ID: ep.ID, Observations: n}
-		out[i].stateQ16 = uint64(J*bits) << 16
-		z0, rec := truths[i].row(0), loops[i].next()
-		copy(rec, z0)
 		if h.Mix {
-			// z_0 goes into the stream first, coded from its codebooks.
-			m := newMixCoder(h.Slots, h.Subspaces, h.Codewords, bits, opt.Neighbours, n)
-			mixes[i] = m
-			m.without = opt.MixWithout
+			w.mix = newMixCoder(h.Slots, h.Subspaces, h.Codewords, h.codeBits(), opt.Neighbours, ep.Len())
+			w.mix.without = opt.MixWithout
 			if obs := opt.Observe; obs != nil {
-				m.observe = func(t, j int, hQ16 uint32, mode uint8) { obs(i, t, j, hQ16, mode) }
+				w.mix.observe = func(t, j int, hQ16 uint32, mode uint8) { obs(i, t, j, hQ16, mode) }
 			}
-			cost, err := m.codeInitial(bitEncoder{encs[i]}, z0, rec)
-			if err != nil {
-				return nil, fmt.Errorf("codec: episode %d step 0: %w", ep.ID, err)
-			}
-			out[i].stateQ16 = cost
-			m.start(rec)
 		}
-		loops[i].push(z0)
-		maxObs = max(maxObs, n)
+		ws[i] = w
 	}
-	mixKeep := mixKeeper(keep)
-	if mixKeep == nil && opt.Observe != nil {
-		mixKeep = keepEvery{}
+	if err := forEach(len(ws), threads, func(i int) error { return ws[i].start() }); err != nil {
+		return nil, err
 	}
 	want := make([]bool, len(eps))
+	pi := make([]int, len(eps)) // episode i's prediction is preds[pi[i]]
 	var preds []worldmodel.Prediction
 	var hs []worldmodel.History
-	total := uint32(1) << prec
+	loops := make([]*loop, len(ws))
+	for i, w := range ws {
+		loops[i] = w.loop
+	}
 	for t := 1; t < maxObs; t++ {
-		for i, ep := range eps {
-			want[i] = t < ep.Len()
+		k := 0
+		for i, w := range ws {
+			want[i] = t < w.ep.Len()
 			if !want[i] {
 				continue
 			}
-			a := &ep.Actions[t-1]
-			cost, err := acts[i].encode(encs[i], a)
-			if err != nil {
-				return nil, fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
+			if err := w.action(t); err != nil {
+				return nil, err
 			}
-			out[i].actionQ16 += cost
-			loops[i].actions = ep.Actions[:t]
+			pi[i] = k
+			k++
 		}
 		if preds, hs, err = predictBatch(p, loops, want, preds, hs); err != nil {
 			return nil, err
 		}
-		k := 0
-		for i, ep := range eps {
+		err := forEach(len(ws), threads, func(i int) error {
 			if !want[i] {
-				continue
+				return nil
 			}
-			pr := &preds[k]
-			k++
-			l := loops[i]
-			z, prev, rec := truths[i].row(t), l.row(t-1), l.next()
-			if mx := mixes[i]; mx != nil {
-				cost, err := mx.codeState(bitEncoder{encs[i]}, pr, prec, &ep.Actions[t-1], t, l.recon, z, prev, rec, mixKeep)
-				if err != nil {
-					return nil, fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
-				}
-				out[i].stateQ16 += cost
-				out[i].stats.Kept += uint64(J - mx.omitted)
-				out[i].stats.Omitted += uint64(mx.omitted)
-				out[i].stats.Recovered += uint64(mx.recovered)
-				out[i].stats.Repeated += uint64(mx.repeated)
-				out[i].stats.Coords += uint64(J)
-				l.push(z)
-				continue
-			}
-			rp := reps[i]
-			if rp != nil {
-				for sl := range h.Slots {
-					same := rp.same(z, prev, sl)
-					cost, err := rp.encode(encs[i], sl, same)
-					if err != nil {
-						return nil, fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
-					}
-					out[i].stateQ16 += uint64(cost)
-					if same {
-						rp.copySlot(rec, prev, sl)
-					}
-				}
-			}
-			for j := 0; j < J; j++ {
-				if rp != nil && rp.repeats(j) {
-					out[i].stats.Kept++
-					out[i].stats.Repeated++
-					continue
-				}
-				if !keep.Keep(j, pr.Entropy[j]) {
-					rec[j] = pr.Mode[j]
-					if opt.FillPrevious {
-						rec[j] = prev[j]
-					}
-					out[i].stats.Omitted++
-					if rec[j] == z[j] {
-						out[i].stats.Recovered++
-					}
-					continue
-				}
-				tbl := pr.Table(j)
-				var cum uint32
-				for _, f := range tbl[:z[j]] {
-					cum += f
-				}
-				f := tbl[z[j]]
-				if err := encs[i].Encode(cum, f, prec); err != nil {
-					return nil, fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
-				}
-				out[i].stateQ16 += uint64(entropy.CostQ16(f, total))
-				out[i].stats.Kept++
-				rec[j] = z[j]
-			}
-			out[i].stats.Coords += uint64(J)
-			l.push(z)
+			return ws[i].state(t, &preds[pi[i]])
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
-	for i, ep := range eps {
-		if err := encs[i].Close(); err != nil {
-			return nil, fmt.Errorf("codec: episode %d: %w", ep.ID, err)
-		}
-		e := &out[i]
-		e.stream = bufs[i]
-		packed := h.packedInitial()
-		head := make([]byte, 0, sectionHead+packed)
-		head = binary.LittleEndian.AppendUint64(head, uint64(ep.ID))
-		head = binary.LittleEndian.AppendUint32(head, uint32(ep.Len()))
-		head = binary.LittleEndian.AppendUint32(head, uint32(packed+e.stream.Len()))
-		if !h.Mix {
-			head = PackCodes(head, truths[i].row(0), bits)
-		}
-		e.head = head
-		binary.LittleEndian.PutUint32(e.tail[:], loops[i].crc)
-		if !streams.discard {
-			crc, err := e.stream.crc(crc32.Checksum(head, castagnoli))
-			if err != nil {
-				return nil, fmt.Errorf("codec: episode %d: %w", ep.ID, err)
-			}
-			binary.LittleEndian.PutUint32(e.tail[4:], crc32.Update(crc, castagnoli, e.tail[:4]))
-		}
-		e.stats.StateBits = float64(e.stateQ16) / 65536
-		e.stats.ActionBits = float64(e.actionQ16) / 65536
-		e.stats.Bytes = int64(e.size())
-		e.stats.Payload = int64(packed + e.stream.Len())
-		if keepRecon {
-			e.stats.Recon = loops[i].codes(ep)
-		}
+	err = forEach(len(ws), threads, func(i int) error { return ws[i].finish(streams.discard, keepRecon) })
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// epWriter is one episode's writer state in encodeBatch: only the goroutine
+// coding the episode touches it.
+type epWriter struct {
+	h             *Header
+	ep            *trajectory.Episode
+	out           *encoded
+	keep, mixKeep Keeper
+	opt           *SimOptions
+	loop          *loop
+	truth         *truthCodes
+	buf           *streamBuf
+	enc           *entropy.Encoder
+	act           *actionCoder
+	rep           *repeatCoder
+	mix           *mixCoder
+}
+
+// start codes z_0: in a mixed file into the stream first, coded from its
+// codebooks; otherwise it is packed raw into the section's head (finish).
+func (w *epWriter) start() error {
+	h, out, l := w.h, w.out, w.loop
+	out.stats = EpisodeStats{ID: w.ep.ID, Observations: w.ep.Len()}
+	out.stateQ16 = uint64(h.Coords()*h.codeBits()) << 16
+	z0, rec := w.truth.row(0), l.next()
+	copy(rec, z0)
+	if w.mix != nil {
+		cost, err := w.mix.codeInitial(bitEncoder{w.enc}, z0, rec)
+		if err != nil {
+			return fmt.Errorf("codec: episode %d step 0: %w", w.ep.ID, err)
+		}
+		out.stateQ16 = cost
+		w.mix.start(rec)
+	}
+	l.push(z0)
+	return nil
+}
+
+// action codes u_{t-1}, before the prediction of state t.
+func (w *epWriter) action(t int) error {
+	a := &w.ep.Actions[t-1]
+	cost, err := w.act.encode(w.enc, a)
+	if err != nil {
+		return fmt.Errorf("codec: episode %d step %d: %w", w.ep.ID, t, err)
+	}
+	w.out.actionQ16 += cost
+	w.loop.actions = w.ep.Actions[:t]
+	return nil
+}
+
+// state codes state t under the prediction pr.
+func (w *epWriter) state(t int, pr *worldmodel.Prediction) error {
+	h, out, l, ep := w.h, w.out, w.loop, w.ep
+	J, prec := h.Coords(), h.Precision
+	z, prev, rec := w.truth.row(t), l.row(t-1), l.next()
+	if mx := w.mix; mx != nil {
+		cost, err := mx.codeState(bitEncoder{w.enc}, pr, prec, &ep.Actions[t-1], t, l.recon, z, prev, rec, w.mixKeep)
+		if err != nil {
+			return fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
+		}
+		out.stateQ16 += cost
+		out.stats.Kept += uint64(J - mx.omitted)
+		out.stats.Omitted += uint64(mx.omitted)
+		out.stats.Recovered += uint64(mx.recovered)
+		out.stats.Repeated += uint64(mx.repeated)
+		out.stats.Coords += uint64(J)
+		l.push(z)
+		return nil
+	}
+	total := uint32(1) << prec
+	rp := w.rep
+	if rp != nil {
+		for sl := range h.Slots {
+			same := rp.same(z, prev, sl)
+			cost, err := rp.encode(w.enc, sl, same)
+			if err != nil {
+				return fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
+			}
+			out.stateQ16 += uint64(cost)
+			if same {
+				rp.copySlot(rec, prev, sl)
+			}
+		}
+	}
+	for j := 0; j < J; j++ {
+		if rp != nil && rp.repeats(j) {
+			out.stats.Kept++
+			out.stats.Repeated++
+			continue
+		}
+		if !w.keep.Keep(j, pr.Entropy[j]) {
+			rec[j] = pr.Mode[j]
+			if w.opt.FillPrevious {
+				rec[j] = prev[j]
+			}
+			out.stats.Omitted++
+			if rec[j] == z[j] {
+				out.stats.Recovered++
+			}
+			continue
+		}
+		tbl := pr.Table(j)
+		var cum uint32
+		for _, f := range tbl[:z[j]] {
+			cum += f
+		}
+		f := tbl[z[j]]
+		if err := w.enc.Encode(cum, f, prec); err != nil {
+			return fmt.Errorf("codec: episode %d step %d: %w", ep.ID, t, err)
+		}
+		out.stateQ16 += uint64(entropy.CostQ16(f, total))
+		out.stats.Kept++
+		rec[j] = z[j]
+	}
+	out.stats.Coords += uint64(J)
+	l.push(z)
+	return nil
+}
+
+// finish closes the coder and completes the episode's section and
+// accounting.
+func (w *epWriter) finish(discard, keepRecon bool) error {
+	h, e, ep := w.h, w.out, w.ep
+	if err := w.enc.Close(); err != nil {
+		return fmt.Errorf("codec: episode %d: %w", ep.ID, err)
+	}
+	e.stream = w.buf
+	packed := h.packedInitial()
+	head := make([]byte, 0, sectionHead+packed)
+	head = binary.LittleEndian.AppendUint64(head, uint64(ep.ID))
+	head = binary.LittleEndian.AppendUint32(head, uint32(ep.Len()))
+	head = binary.LittleEndian.AppendUint32(head, uint32(packed+e.stream.Len()))
+	if !h.Mix {
+		head = PackCodes(head, w.truth.row(0), h.codeBits())
+	}
+	e.head = head
+	binary.LittleEndian.PutUint32(e.tail[:], w.loop.crc)
+	if !discard {
+		crc, err := e.stream.crc(crc32.Checksum(head, castagnoli))
+		if err != nil {
+			return fmt.Errorf("codec: episode %d: %w", ep.ID, err)
+		}
+		binary.LittleEndian.PutUint32(e.tail[4:], crc32.Update(crc, castagnoli, e.tail[:4]))
+	}
+	e.stats.StateBits = float64(e.stateQ16) / 65536
+	e.stats.ActionBits = float64(e.actionQ16) / 65536
+	e.stats.Bytes = int64(e.size())
+	e.stats.Payload = int64(packed + e.stream.Len())
+	if keepRecon {
+		e.stats.Recon = w.loop.codes(ep)
+	}
+	return nil
 }
 
 // Simulate runs the writer's closed loop over eps with the predictor p and
@@ -313,7 +371,11 @@ func SimulateWith(p worldmodel.Predictor, keep Keeper, eps []*trajectory.Episode
 	}
 
 	// Nothing is written: the streams are only counted.
-	enc, err := encodeBatch(p, h, keep, eps, true, opt, streamBuf{discard: true})
+	threads := opt.Threads
+	if _, ok := keep.(model.Policy); threads == 0 && (!ok || opt.Observe != nil) {
+		threads = 1
+	}
+	enc, err := encodeBatch(p, h, keep, eps, true, opt, streamBuf{discard: true}, threads)
 	if err != nil {
 		return nil, err
 	}

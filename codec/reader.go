@@ -30,6 +30,10 @@ type Reader struct {
 	// Codes: a long episode then takes a fraction of the memory
 	// (trajectory.CodeRows).
 	Compact bool
+	// Threads is how many episodes of a Decode are decoded at once, each
+	// on its own goroutine, between the batch's predictor calls (0:
+	// GOMAXPROCS). The codes are the same for any number.
+	Threads int
 }
 
 // EpisodeInfo is what the index says about one episode.
@@ -261,146 +265,202 @@ func (r *Reader) Decode(p worldmodel.Predictor, which []int) ([]*trajectory.Epis
 		}
 	}
 	n := len(which)
+	threads := threadsFor(r.Threads, n)
 	window := p.Config().MaxHistory
-	loops := make([]*loop, n)
-	decs := make([]*entropy.Decoder, n)
-	acts := make([]*actionCoder, n)
-	reps := make([]*repeatCoder, n)
-	mixes := make([]*mixCoder, n)
+	ds := make([]*epReader, n)
 	defer func() {
-		for _, m := range mixes {
-			if m != nil {
-				m.release()
+		for _, d := range ds {
+			if d != nil && d.mix != nil {
+				d.mix.release()
 			}
 		}
 	}()
-	crcs := make([]uint32, n)
-	obs := make([]int, n)
-	maxObs := 0
-	for k, i := range which {
-		if i < 0 || i >= len(r.index) {
-			return nil, fmt.Errorf("codec: no episode at position %d", i)
-		}
-		z0, stream, crc, err := r.section(i)
-		if err != nil {
-			return nil, r.epErr(i, err)
-		}
-		if decs[k], err = entropy.NewDecoder(stream); err != nil {
-			return nil, r.epErr(i, fmt.Errorf("%w: %w", ErrFormat, err))
-		}
-		acts[k] = newActionCoder()
-		if h.SlotRepeat {
-			reps[k] = newRepeatCoder(h.Slots, h.Subspaces)
-		}
-		obs[k] = int(r.index[i].Observations)
-		l := newLoop(h, window, nil)
-		loops[k] = l
-		l.actions = make([]trajectory.Action, 0, obs[k]-1)
-		if h.Mix {
-			if r.nb == nil {
-				return nil, fmt.Errorf("codec: %s: the mixing prior needs the bundle's quantizer (call CheckBundle first)", r.path)
-			}
-			m := newMixCoder(h.Slots, h.Subspaces, h.Codewords, h.codeBits(), r.nb, obs[k])
-			mixes[k] = m
-			if _, err := m.codeInitial(bitDecoder{decs[k]}, nil, l.next()); err != nil {
-				return nil, r.epErr(i, fmt.Errorf("%w: step 0: %w", ErrFormat, err))
-			}
-			m.start(l.next())
-		} else {
-			copy(l.next(), z0)
-		}
-		l.push(nil)
-		crcs[k] = crc
-		maxObs = max(maxObs, obs[k])
+	for k := range ds {
+		ds[k] = &epReader{r: r, i: which[k]}
 	}
-	J, prec := h.Coords(), h.Precision
+	if err := forEach(n, threads, func(k int) error { return ds[k].start(window) }); err != nil {
+		return nil, err
+	}
+	maxObs := 0
+	loops := make([]*loop, n)
+	for k, d := range ds {
+		maxObs = max(maxObs, d.obs)
+		loops[k] = d.loop
+	}
 	cfg := p.Config()
 	want := make([]bool, n)
+	pi := make([]int, n) // episode k's prediction is preds[pi[k]]
 	var preds []worldmodel.Prediction
 	var hs []worldmodel.History
-	var cum []uint32
 	var err error
 	for t := 1; t < maxObs; t++ {
-		for k := range loops {
-			want[k] = t < obs[k]
+		m := 0
+		for k, d := range ds {
+			want[k] = t < d.obs
 			if !want[k] {
 				continue
 			}
-			a, err := acts[k].decode(decs[k])
-			if err == nil {
-				// The writer codes only actions its world model takes.
-				err = cfg.CheckAction(&a)
+			if err := d.action(t, &cfg); err != nil {
+				return nil, err
 			}
-			if err != nil {
-				return nil, r.epErr(which[k], fmt.Errorf("%w: step %d action: %w", ErrFormat, t, err))
-			}
-			loops[k].actions = append(loops[k].actions, a)
+			pi[k] = m
+			m++
 		}
 		if preds, hs, err = predictBatch(p, loops, want, preds, hs); err != nil {
 			return nil, r.predictErr(p, loops, want, which, t, err)
 		}
-		m := 0
-		for k, l := range loops {
+		err := forEach(n, threads, func(k int) error {
 			if !want[k] {
-				continue
+				return nil
 			}
-			pr := &preds[m]
-			m++
-			prev, rec := l.row(t-1), l.next()
-			if mx := mixes[k]; mx != nil {
-				if _, err := mx.codeState(bitDecoder{decs[k]}, pr, prec, &l.actions[t-1], t, l.recon, nil, prev, rec, mixKeeper(h.Policy)); err != nil {
-					return nil, r.epErr(which[k], fmt.Errorf("%w: step %d: %w", ErrFormat, t, err))
-				}
-				l.push(nil)
-				continue
-			}
-			rp := reps[k]
-			if rp != nil {
-				for sl := range h.Slots {
-					same, err := rp.decode(decs[k], sl)
-					if err != nil {
-						return nil, r.epErr(which[k], fmt.Errorf("%w: step %d slot %d repeat flag: %w", ErrFormat, t, sl, err))
-					}
-					if same {
-						rp.copySlot(rec, prev, sl)
-					}
-				}
-			}
-			for j := 0; j < J; j++ {
-				if rp != nil && rp.repeats(j) {
-					continue
-				}
-				if !h.Policy.Keep(j, pr.Entropy[j]) {
-					rec[j] = pr.Mode[j]
-					continue
-				}
-				cum = entropy.CumulativeTo(cum, pr.Table(j))
-				s, err := decs[k].DecodeSymbol(cum, prec)
-				if err != nil {
-					return nil, r.epErr(which[k], fmt.Errorf("%w: step %d coordinate %d: %w", ErrFormat, t, j, err))
-				}
-				rec[j] = uint8(s)
-			}
-			l.push(nil)
+			return ds[k].state(t, &preds[pi[k]])
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	out := make([]*trajectory.Episode, n)
-	for k, l := range loops {
-		if err := decs[k].Finish(); err != nil {
-			return nil, r.epErr(which[k], fmt.Errorf("%w: %w", ErrFormat, err))
-		}
-		if l.crc != crcs[k] {
-			return nil, r.epErr(which[k], ErrDesync)
-		}
-		ep := &trajectory.Episode{ID: r.index[which[k]].ID, Actions: l.actions}
-		if r.Compact {
-			ep.Compact = l.recon
-		} else {
-			ep.Codes = l.codes(nil)
-		}
+	err = forEach(n, threads, func(k int) error {
+		ep, err := ds[k].finish()
 		out[k] = ep
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// epReader is one episode's decoder state in Decode: only the goroutine
+// decoding the episode touches it.
+type epReader struct {
+	r    *Reader
+	i    int // the episode's position in the file
+	obs  int
+	crc  uint32
+	loop *loop
+	dec  *entropy.Decoder
+	act  *actionCoder
+	rep  *repeatCoder
+	mix  *mixCoder
+	cum  []uint32
+}
+
+// start checks the episode's section and decodes z_0.
+func (d *epReader) start(window int) error {
+	r, i := d.r, d.i
+	h := r.hdr
+	if i < 0 || i >= len(r.index) {
+		return fmt.Errorf("codec: no episode at position %d", i)
+	}
+	z0, stream, crc, err := r.section(i)
+	if err != nil {
+		return r.epErr(i, err)
+	}
+	if d.dec, err = entropy.NewDecoder(stream); err != nil {
+		return r.epErr(i, fmt.Errorf("%w: %w", ErrFormat, err))
+	}
+	d.act = newActionCoder()
+	if h.SlotRepeat {
+		d.rep = newRepeatCoder(h.Slots, h.Subspaces)
+	}
+	d.obs = int(r.index[i].Observations)
+	l := newLoop(h, window, nil)
+	d.loop = l
+	l.actions = make([]trajectory.Action, 0, d.obs-1)
+	if h.Mix {
+		if r.nb == nil {
+			return fmt.Errorf("codec: %s: the mixing prior needs the bundle's quantizer (call CheckBundle first)", r.path)
+		}
+		m := newMixCoder(h.Slots, h.Subspaces, h.Codewords, h.codeBits(), r.nb, d.obs)
+		d.mix = m
+		if _, err := m.codeInitial(bitDecoder{d.dec}, nil, l.next()); err != nil {
+			return r.epErr(i, fmt.Errorf("%w: step 0: %w", ErrFormat, err))
+		}
+		m.start(l.next())
+	} else {
+		copy(l.next(), z0)
+	}
+	l.push(nil)
+	d.crc = crc
+	return nil
+}
+
+// action decodes u_{t-1}, before the prediction of state t.
+func (d *epReader) action(t int, cfg *worldmodel.Config) error {
+	a, err := d.act.decode(d.dec)
+	if err == nil {
+		// The writer codes only actions its world model takes.
+		err = cfg.CheckAction(&a)
+	}
+	if err != nil {
+		return d.r.epErr(d.i, fmt.Errorf("%w: step %d action: %w", ErrFormat, t, err))
+	}
+	d.loop.actions = append(d.loop.actions, a)
+	return nil
+}
+
+// state decodes state t under the prediction pr.
+func (d *epReader) state(t int, pr *worldmodel.Prediction) error {
+	r, l := d.r, d.loop
+	h := r.hdr
+	J, prec := h.Coords(), h.Precision
+	prev, rec := l.row(t-1), l.next()
+	if mx := d.mix; mx != nil {
+		if _, err := mx.codeState(bitDecoder{d.dec}, pr, prec, &l.actions[t-1], t, l.recon, nil, prev, rec, mixKeeper(h.Policy)); err != nil {
+			return r.epErr(d.i, fmt.Errorf("%w: step %d: %w", ErrFormat, t, err))
+		}
+		l.push(nil)
+		return nil
+	}
+	rp := d.rep
+	if rp != nil {
+		for sl := range h.Slots {
+			same, err := rp.decode(d.dec, sl)
+			if err != nil {
+				return r.epErr(d.i, fmt.Errorf("%w: step %d slot %d repeat flag: %w", ErrFormat, t, sl, err))
+			}
+			if same {
+				rp.copySlot(rec, prev, sl)
+			}
+		}
+	}
+	for j := 0; j < J; j++ {
+		if rp != nil && rp.repeats(j) {
+			continue
+		}
+		if !h.Policy.Keep(j, pr.Entropy[j]) {
+			rec[j] = pr.Mode[j]
+			continue
+		}
+		d.cum = entropy.CumulativeTo(d.cum, pr.Table(j))
+		s, err := d.dec.DecodeSymbol(d.cum, prec)
+		if err != nil {
+			return r.epErr(d.i, fmt.Errorf("%w: step %d coordinate %d: %w", ErrFormat, t, j, err))
+		}
+		rec[j] = uint8(s)
+	}
+	l.push(nil)
+	return nil
+}
+
+// finish checks the end of the stream and the codes' CRC and returns the
+// decoded episode.
+func (d *epReader) finish() (*trajectory.Episode, error) {
+	r, l := d.r, d.loop
+	if err := d.dec.Finish(); err != nil {
+		return nil, r.epErr(d.i, fmt.Errorf("%w: %w", ErrFormat, err))
+	}
+	if l.crc != d.crc {
+		return nil, r.epErr(d.i, ErrDesync)
+	}
+	ep := &trajectory.Episode{ID: r.index[d.i].ID, Actions: l.actions}
+	if r.Compact {
+		ep.Compact = l.recon
+	} else {
+		ep.Codes = l.codes(nil)
+	}
+	return ep, nil
 }
 
 // predictErr names the episode whose decoded history the predictor refused

@@ -32,6 +32,10 @@ type Writer struct {
 	// KeepRecon makes Write return every episode's reconstructed codes in
 	// EpisodeStats.Recon (the codes the decoder will return).
 	KeepRecon bool
+	// Threads is how many episodes of a Write are coded at once, each on
+	// its own goroutine, between the batch's predictor calls (0: GOMAXPROCS).
+	// The file's bytes are the same for any number.
+	Threads int
 }
 
 // Create starts a memory file at path for episodes coded with bundle b, the
@@ -144,7 +148,7 @@ func (w *Writer) write(eps []*trajectory.Episode) ([]EpisodeStats, error) {
 		w.ids[ep.ID] = true
 	}
 	// A long episode's coder stream waits in a file beside the output.
-	enc, err := encodeBatch(w.pred, w.hdr, w.hdr.Policy, eps, w.KeepRecon, SimOptions{Neighbours: w.nb}, streamBuf{dir: filepath.Dir(w.tmp.Name())})
+	enc, err := encodeBatch(w.pred, w.hdr, w.hdr.Policy, eps, w.KeepRecon, SimOptions{Neighbours: w.nb}, streamBuf{dir: filepath.Dir(w.tmp.Name())}, w.Threads)
 	if err != nil {
 		return nil, err
 	}
