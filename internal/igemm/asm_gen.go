@@ -25,7 +25,9 @@ func main() {
 	p("//go:build amd64 && !purego")
 	p("")
 	p(`#include "textflag.h"`)
-	vnni6()
+	for R := 6; R >= 2; R-- {
+		vnniRows(R)
+	}
 	vnni1()
 	avx2x2()
 	avx2x1()
@@ -36,12 +38,13 @@ func main() {
 	}
 }
 
-// vnniRows are the address operands of the 6 rows of a: SI and R11 = SI +
+// rowAddr are the address operands of the 6 rows of a: SI and R11 = SI +
 // 3*lda, each with offsets 0, lda, 2*lda (R9 = lda).
-var vnniRows = []string{"(SI)", "(SI)(R9*1)", "(SI)(R9*2)", "(R11)", "(R11)(R9*1)", "(R11)(R9*2)"}
+var rowAddr = []string{"(SI)", "(SI)(R9*1)", "(SI)(R9*2)", "(R11)", "(R11)(R9*1)", "(R11)(R9*2)"}
 
-func vnni6() {
-	p(`
+func vnniRows(R int) {
+	if R == 6 {
+		p(`
 // func vnni6x64(c *int32, ldc int, a *int8, lda int, b *int8, groups int, bias *int32)
 //
 // The 6 x 64 block at c (row stride ldc, in elements) is set to bias[j] plus,
@@ -53,9 +56,15 @@ func vnni6() {
 //
 // Z0..Z23 hold the block, row r in Z(4r)..Z(4r+3) (columns 16q..16q+15 in
 // Z(4r+q)). Per group: Z24..Z27 = the panel's 256 bytes; per row, Z28 or
-// Z29 = the row's 4 bytes broadcast; VPDPBUSD adds the 16 x 4 products.
-TEXT ·vnni6x64(SB), NOSPLIT, $0-56
-	MOVQ c+0(FP), DI
+// Z29 = the row's 4 bytes broadcast; VPDPBUSD adds the 16 x 4 products.`)
+	} else {
+		p("")
+		p("// func vnni%dx64(c *int32, ldc int, a *int8, lda int, b *int8, groups int, bias *int32)", R)
+		p("//")
+		p("// vnni6x64 on %d rows.", R)
+	}
+	p("TEXT ·vnni%dx64(SB), NOSPLIT, $0-56", R)
+	p(`	MOVQ c+0(FP), DI
 	MOVQ ldc+8(FP), R8
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R9
@@ -69,21 +78,21 @@ TEXT ·vnni6x64(SB), NOSPLIT, $0-56
 	VMOVDQU32 64(AX), Z25
 	VMOVDQU32 128(AX), Z26
 	VMOVDQU32 192(AX), Z27`)
-	for r := 0; r < 6; r++ {
+	for r := 0; r < R; r++ {
 		for q := 0; q < 4; q++ {
 			p("\tVMOVDQA32 Z%d, Z%d", 24+q, 4*r+q)
 		}
 	}
 	p("\tTESTQ CX, CX")
-	p("\tJEQ   vnni6store")
+	p("\tJEQ   vnni%dstore", R)
 	p("")
-	p("vnni6loop:")
+	p("vnni%dloop:", R)
 	for q := 0; q < 4; q++ {
 		p("\tVMOVDQU32 %d(DX), Z%d", 64*q, 24+q)
 	}
-	for r := 0; r < 6; r++ {
+	for r := 0; r < R; r++ {
 		z := 28 + r%2
-		p("\tVPBROADCASTD %s, Z%d", vnniRows[r], z)
+		p("\tVPBROADCASTD %s, Z%d", rowAddr[r], z)
 		for q := 0; q < 4; q++ {
 			p("\tVPDPBUSD Z%d, Z%d, Z%d", 24+q, z, 4*r+q)
 		}
@@ -92,14 +101,14 @@ TEXT ·vnni6x64(SB), NOSPLIT, $0-56
 	p("\tADDQ $4, R11")
 	p("\tADDQ $256, DX")
 	p("\tDECQ CX")
-	p("\tJNZ  vnni6loop")
+	p("\tJNZ  vnni%dloop", R)
 	p("")
-	p("vnni6store:")
-	for r := 0; r < 6; r++ {
+	p("vnni%dstore:", R)
+	for r := 0; r < R; r++ {
 		for q := 0; q < 4; q++ {
 			p("\tVMOVDQU32 Z%d, %d(DI)", 4*r+q, 64*q)
 		}
-		if r < 5 {
+		if r < R-1 {
 			p("\tADDQ R8, DI")
 		}
 	}
@@ -109,18 +118,18 @@ TEXT ·vnni6x64(SB), NOSPLIT, $0-56
 
 func vnni1() {
 	p(`
-// func vnni1x64(c *int32, a *int8, b *int8, groups int, bias *int32)
+// func vnni1x64(c *int32, ldc int, a *int8, lda int, b *int8, groups int, bias *int32)
 //
-// vnni6x64 for one row: c[0:64] = bias plus the products of a (groups*4
-// bytes, unsigned) with the panel. Two sets of accumulators take the even
+// vnni6x64 for one row (ldc and lda unused): c[0:64] = bias plus the
+// products of a (groups*4 bytes, unsigned) with the panel. Two sets of accumulators take the even
 // and the odd groups (Z0..Z3, Z4..Z7) and are added at the end: integer
 // sums do not depend on the order.
-TEXT ·vnni1x64(SB), NOSPLIT, $0-40
+TEXT ·vnni1x64(SB), NOSPLIT, $0-56
 	MOVQ c+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ groups+24(FP), CX
-	MOVQ bias+32(FP), AX
+	MOVQ a+16(FP), SI
+	MOVQ b+32(FP), DX
+	MOVQ groups+40(FP), CX
+	MOVQ bias+48(FP), AX
 	VMOVDQU32 (AX), Z0
 	VMOVDQU32 64(AX), Z1
 	VMOVDQU32 128(AX), Z2

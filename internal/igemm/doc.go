@@ -15,7 +15,9 @@
 //     group, pair or reorder the products.
 //   - No inner split across goroutines: goroutines split the output columns
 //     (panels of 64), and the rows when there are fewer panels than
-//     goroutines; each output element is summed by one goroutine.
+//     goroutines; each output element is summed by one goroutine. Small
+//     products use fewer goroutines than asked (each gets a few
+//     microseconds of work at least), which changes no result.
 //   - Overflow bound: |product| <= 128*128, so |sum| <= K*16384, which fits
 //     int32 for K <= MaxK = 131071 (at K = 131072, (-128)*(-128) summed would
 //     reach 2^31). Pack, MulRef and MulPackedTo panic above MaxK: a weight
@@ -36,8 +38,8 @@
 // (a XOR 0x80, 0..255), and the result is corrected by -128 times each
 // column's sum, which Pack stores and the kernel uses as the starting value:
 // sum (a+128)w - 128 sum w = sum aw. The micro-kernel keeps 6 rows x 64
-// columns in 24 zmm registers; leftover rows run a 1 x 64 kernel; a panel
-// past N writes into a tile that is copied out.
+// columns in 24 zmm registers; the last 1 to 5 rows run a kernel of their
+// count; a panel past N writes into a tile that is copied out.
 //
 // avx2: both operands are sign-extended to 16 bits (VPMOVSXBW) and
 // VPMADDWD adds pairs of products into int32, exactly; 2 rows x 16 columns.

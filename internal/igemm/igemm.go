@@ -41,6 +41,10 @@ func (k kernelID) String() string {
 
 var kernel = best()
 
+// minWork is the fewest multiply-adds per goroutine for each kernel (about
+// 5 microseconds of work).
+var minWork = [...]int{kernelGo: 1 << 15, kernelAVX2: 1 << 18, kernelVNNI: 1 << 21}
+
 // best is the fastest kernel this machine and build can run.
 func best() kernelID {
 	ks := supported()
@@ -140,6 +144,9 @@ func MulPackedTo(out []int32, ldo int, a []int8, lda int, p *Packed, rows, threa
 		}
 		return
 	}
+	// Each goroutine gets at least minWork multiply-adds: below that,
+	// starting it costs more than it saves.
+	threads = min(threads, max(1, rows*K*N/minWork[kernel]))
 	switch kernel {
 	case kernelVNNI:
 		mulVNNI(out, ldo, a, lda, p, rows, threads)

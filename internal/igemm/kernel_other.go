@@ -5,11 +5,7 @@ package igemm
 // supported lists the kernels this build can run: the plain Go one.
 func supported() []kernelID { return []kernelID{kernelGo} }
 
-func vnni6x64(c *int32, ldc int, a *int8, lda int, b *int8, groups int, bias *int32) {
-	panic("igemm: no AVX-512 VNNI kernel in this build")
-}
-
-func vnni1x64(c *int32, a *int8, b *int8, groups int, bias *int32) {
+func vnniRows(r int, c *int32, ldc int, a *int8, lda int, b *int8, groups int, bias *int32) {
 	panic("igemm: no AVX-512 VNNI kernel in this build")
 }
 

@@ -2,8 +2,8 @@ package igemm
 
 // mulVNNI runs the AVX-512 VNNI kernels: the activations are copied once,
 // offset by 128 to unsigned bytes (xorCopy) and padded with zeros to whole
-// groups, then each (panel, row range) item runs blocks of 6 rows and single
-// rows; a panel past N writes into a tile that is copied out.
+// groups, then each (panel, row range) item runs blocks of 6 rows and a last
+// block of 1 to 5; a panel past N writes into a tile that is copied out.
 func mulVNNI(out []int32, ldo int, a []int8, lda int, p *Packed, rows, threads int) {
 	K, N, groups := p.k, p.n, p.groups
 	kp := groups * groupK
@@ -21,24 +21,16 @@ func mulVNNI(out []int32, ldo int, a []int8, lda int, p *Packed, rows, threads i
 		n0 := pn * panelCols
 		nc := min(panelCols, N-n0)
 		var tile [6 * panelCols]int32
-		i := r0
-		for ; i+6 <= r1; i += 6 {
+		for i := r0; i < r1; i += 6 {
+			r := min(6, r1-i)
 			if nc == panelCols {
-				vnni6x64(&out[i*ldo+n0], ldo, &buf[i*kp], kp, panel, groups, bias)
+				vnniRows(r, &out[i*ldo+n0], ldo, &buf[i*kp], kp, panel, groups, bias)
 				continue
 			}
-			vnni6x64(&tile[0], panelCols, &buf[i*kp], kp, panel, groups, bias)
-			for r := 0; r < 6; r++ {
-				copy(out[(i+r)*ldo+n0:(i+r)*ldo+n0+nc], tile[r*panelCols:])
+			vnniRows(r, &tile[0], panelCols, &buf[i*kp], kp, panel, groups, bias)
+			for j := 0; j < r; j++ {
+				copy(out[(i+j)*ldo+n0:(i+j)*ldo+n0+nc], tile[j*panelCols:])
 			}
-		}
-		for ; i < r1; i++ {
-			if nc == panelCols {
-				vnni1x64(&out[i*ldo+n0], &buf[i*kp], panel, groups, bias)
-				continue
-			}
-			vnni1x64(&tile[0], &buf[i*kp], panel, groups, bias)
-			copy(out[i*ldo+n0:i*ldo+n0+nc], tile[:nc])
 		}
 	})
 }
