@@ -62,7 +62,7 @@ func Kernel() string { return kernel.String() }
 // It panics if a slice is too short for its shape.
 func MulRef(out []int32, ldo int, a []int8, lda int, w []int8, rows, K, N int) {
 	checkMul("MulRef", out, ldo, a, lda, rows, K, N)
-	if K*N > len(w) {
+	if N > 0 && K > len(w)/N {
 		panic(fmt.Sprintf("igemm: MulRef weights K=%d N=%d do not fit a slice of %d", K, N, len(w)))
 	}
 	for i := 0; i < rows; i++ {
@@ -105,7 +105,7 @@ func Pack(w []int8, K, N int) *Packed {
 	if K < 0 || N < 0 || K > MaxK {
 		panic(fmt.Sprintf("igemm: Pack K=%d N=%d: K must be in [0, %d] so that the int32 sums cannot overflow", K, N, MaxK))
 	}
-	if K*N > len(w) {
+	if N > 0 && K > len(w)/N {
 		panic(fmt.Sprintf("igemm: Pack K=%d N=%d does not fit a slice of %d", K, N, len(w)))
 	}
 	p := &Packed{k: K, n: N, groups: (K + groupK - 1) / groupK, panels: (N + panelCols - 1) / panelCols}
@@ -146,7 +146,7 @@ func MulPackedTo(out []int32, ldo int, a []int8, lda int, p *Packed, rows, threa
 	}
 	// Each goroutine gets at least minWork multiply-adds: below that,
 	// starting it costs more than it saves.
-	threads = min(threads, max(1, rows*K*N/minWork[kernel]))
+	threads = int(min(int64(threads), max(1, int64(rows)*int64(K)*int64(N)/int64(minWork[kernel]))))
 	switch kernel {
 	case kernelVNNI:
 		mulVNNI(out, ldo, a, lda, p, rows, threads)
