@@ -29,8 +29,10 @@ func main() {
 		vnniRows(R)
 	}
 	vnni1()
-	avx2x2()
-	avx2x1()
+	for R := 4; R >= 1; R-- {
+		avx2Rows(R)
+	}
+	extend16()
 	xorCopy()
 	vnniPeak()
 	if err := os.WriteFile("kernel_amd64.s", out.Bytes(), 0o644); err != nil {
@@ -186,95 +188,110 @@ func avx2Reduce(lo, hi int, dst string) {
 	p("\tVMOVDQU Y13, %s", dst)
 }
 
-func avx2x2() {
-	p(`
-// func avx2x2x16(c *int32, ldc int, a *int8, lda int, b *int8, groups int)
+// avx2Addr are the address operands of the 4 rows of a: SI with offsets
+// 0, lda, 2*lda (R9 = lda in bytes) and R11 = SI + 3*lda.
+var avx2Addr = []string{"(SI)", "(SI)(R9*1)", "(SI)(R9*2)", "(R11)"}
+
+func avx2Rows(R int) {
+	if R == 4 {
+		p(`
+// func avx2x4x8(c *int32, ldc int, a *int16, lda int, b *int8, groups int)
 //
-// The 2 x 16 block at c (row stride ldc, in elements) is set to, for
-// g < groups, the products of a's signed bytes 4g..4g+3 (2 rows of stride
-// lda bytes) with 16 columns of the packed panel: group g's 64 bytes at
-// b + 256g (column j's four weights at 4j). Both sides are sign-extended to
-// 16 bits (VPMOVSXBW) and VPMADDWD adds adjacent products into 32 bits:
-// exact (VPMADDUBSW would saturate).
+// The 4 x 8 block at c (row stride ldc, in elements) is set to, for
+// g < groups, the products of a's values 4g..4g+3 (4 rows of stride lda
+// bytes, the activations sign-extended to 16 bits) with 8 columns of the
+// packed panel: group g's 32 bytes at b + 256g (column j's four weights at
+// 4j), sign-extended to 16 bits (VPMOVSXBW). VPMADDWD adds adjacent
+// products into 32 bits: exact (VPMADDUBSW would saturate).
 //
-// Y0..Y3 and Y4..Y7 hold rows 0 and 1 in pair form: Y(4r+q) has columns
-// 4q..4q+3, each as two partial sums (weights 0-1 and 2-3 of the group),
-// added at the end. Per row, Y8/Y9 = the row's 4 values as 16-bit, repeated.
-TEXT ·avx2x2x16(SB), NOSPLIT, $0-48
-	MOVQ c+0(FP), DI
+// Y(2r), Y(2r+1) hold row r in pair form: columns 4h..4h+3 of Y(2r+h), each
+// as two partial sums (weights 0-1 and 2-3 of the group), added at the end.
+// Per group Y8, Y9 = the weights; per row, Y10 or Y11 = the row's 4 values
+// broadcast.`)
+	} else {
+		p("")
+		p("// func avx2x%dx8(c *int32, ldc int, a *int16, lda int, b *int8, groups int)", R)
+		p("//")
+		p("// avx2x4x8 on %d rows.", R)
+	}
+	p("TEXT ·avx2x%dx8(SB), NOSPLIT, $0-48", R)
+	p(`	MOVQ c+0(FP), DI
 	MOVQ ldc+8(FP), R8
 	MOVQ a+16(FP), SI
 	MOVQ lda+24(FP), R9
 	MOVQ b+32(FP), DX
 	MOVQ groups+40(FP), CX
-	SHLQ $2, R8`)
-	for i := 0; i < 8; i++ {
+	SHLQ $2, R8
+	LEAQ (SI)(R9*2), R11
+	ADDQ R9, R11`)
+	for i := 0; i < 2*R; i++ {
 		p("\tVPXOR Y%d, Y%d, Y%d", i, i, i)
 	}
-	p(`	TESTQ CX, CX
-	JEQ   avx2x2store
-
-avx2x2loop:
-	VPBROADCASTD (SI), X8
-	VPMOVSXBW    X8, Y8
-	VPBROADCASTD (SI)(R9*1), X9
-	VPMOVSXBW    X9, Y9`)
-	for q := 0; q < 4; q++ {
-		p("\tVPMOVSXBW %d(DX), Y10", 16*q)
-		p("\tVPMADDWD  Y10, Y8, Y11")
-		p("\tVPMADDWD  Y10, Y9, Y12")
-		p("\tVPADDD    Y11, Y%d, Y%d", q, q)
-		p("\tVPADDD    Y12, Y%d, Y%d", 4+q, 4+q)
+	p("\tTESTQ CX, CX")
+	p("\tJEQ   avx2r%dstore", R)
+	p("")
+	p("avx2r%dloop:", R)
+	p("\tVPMOVSXBW (DX), Y8")
+	p("\tVPMOVSXBW 16(DX), Y9")
+	for r := 0; r < R; r++ {
+		y := 10 + r%2
+		p("\tVPBROADCASTQ %s, Y%d", avx2Addr[r], y)
+		p("\tVPMADDWD Y8, Y%d, Y12", y)
+		p("\tVPMADDWD Y9, Y%d, Y13", y)
+		p("\tVPADDD   Y12, Y%d, Y%d", 2*r, 2*r)
+		p("\tVPADDD   Y13, Y%d, Y%d", 2*r+1, 2*r+1)
 	}
-	p(`	ADDQ $4, SI
-	ADDQ $256, DX
-	DECQ CX
-	JNZ  avx2x2loop
-
-avx2x2store:`)
-	avx2Reduce(0, 1, "(DI)")
-	avx2Reduce(2, 3, "32(DI)")
-	p("\tADDQ R8, DI")
-	avx2Reduce(4, 5, "(DI)")
-	avx2Reduce(6, 7, "32(DI)")
+	p("\tADDQ $8, SI")
+	p("\tADDQ $8, R11")
+	p("\tADDQ $256, DX")
+	p("\tDECQ CX")
+	p("\tJNZ  avx2r%dloop", R)
+	p("")
+	p("avx2r%dstore:", R)
+	for r := 0; r < R; r++ {
+		avx2Reduce(2*r, 2*r+1, "(DI)")
+		if r < R-1 {
+			p("\tADDQ R8, DI")
+		}
+	}
 	p("\tVZEROUPPER")
 	p("\tRET")
 }
 
-func avx2x1() {
+func extend16() {
 	p(`
-// func avx2x1x16(c *int32, a *int8, b *int8, groups int)
+// func extend16(dst *int16, src *int8, n int)
 //
-// avx2x2x16 for one row: c[0:16] from a's groups*4 signed bytes.
-TEXT ·avx2x1x16(SB), NOSPLIT, $0-32
-	MOVQ c+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ groups+24(FP), CX`)
-	for i := 0; i < 4; i++ {
-		p("\tVPXOR Y%d, Y%d, Y%d", i, i, i)
-	}
-	p(`	TESTQ CX, CX
-	JEQ   avx2x1store
+// dst[i] = int16(src[i]) for i < n.
+TEXT ·extend16(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	CMPQ CX, $16
+	JLT  exttail
 
-avx2x1loop:
-	VPBROADCASTD (SI), X8
-	VPMOVSXBW    X8, Y8`)
-	for q := 0; q < 4; q++ {
-		p("\tVPMOVSXBW %d(DX), Y%d", 16*q, 10+q%2)
-		p("\tVPMADDWD  Y%d, Y8, Y%d", 10+q%2, 4+q)
-		p("\tVPADDD    Y%d, Y%d, Y%d", 4+q, q, q)
-	}
-	p(`	ADDQ $4, SI
-	ADDQ $256, DX
-	DECQ CX
-	JNZ  avx2x1loop
+extloop:
+	VPMOVSXBW (SI), Y0
+	VMOVDQU   Y0, (DI)
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	SUBQ      $16, CX
+	CMPQ      CX, $16
+	JGE       extloop
 
-avx2x1store:`)
-	avx2Reduce(0, 1, "(DI)")
-	avx2Reduce(2, 3, "32(DI)")
-	p("\tVZEROUPPER")
-	p("\tRET")
+exttail:
+	TESTQ CX, CX
+	JEQ   extdone
+	MOVBQSX (SI), AX
+	MOVW    AX, (DI)
+	INCQ    SI
+	ADDQ    $2, DI
+	DECQ    CX
+	JMP     exttail
+
+extdone:
+	VZEROUPPER
+	RET`)
 }
 
 func xorCopy() {

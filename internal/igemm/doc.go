@@ -41,8 +41,9 @@
 // columns in 24 zmm registers; the last 1 to 5 rows run a kernel of their
 // count; a panel past N writes into a tile that is copied out.
 //
-// avx2: both operands are sign-extended to 16 bits (VPMOVSXBW) and
-// VPMADDWD adds pairs of products into int32, exactly; 2 rows x 16 columns.
+// avx2: both operands are sign-extended to 16 bits (the activations once
+// per call, the weights as they are loaded, VPMOVSXBW) and VPMADDWD adds
+// pairs of products into int32, exactly; 4 rows x 8 columns per kernel.
 // VPMADDUBSW is not used: it saturates its 16-bit pair sums.
 //
 // go: the same packed layout in plain Go, one row and panel at a time. It is

@@ -217,3 +217,15 @@ func getBuf64(n int) *[]int64 {
 	b := make([]int64, n)
 	return &b
 }
+
+// buf16Pool holds the AVX2 kernel's per-call activations as int16.
+var buf16Pool sync.Pool
+
+func getBuf16(n int) *[]int16 {
+	if b, ok := buf16Pool.Get().(*[]int16); ok && cap(*b) >= n {
+		*b = (*b)[:n]
+		return b
+	}
+	b := make([]int16, n)
+	return &b
+}

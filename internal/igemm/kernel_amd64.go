@@ -66,10 +66,33 @@ func vnniRows(r int, c *int32, ldc int, a *int8, lda int, b *int8, groups int, b
 }
 
 //go:noescape
-func avx2x2x16(c *int32, ldc int, a *int8, lda int, b *int8, groups int)
+func avx2x1x8(c *int32, ldc int, a *int16, lda int, b *int8, groups int)
 
 //go:noescape
-func avx2x1x16(c *int32, a *int8, b *int8, groups int)
+func avx2x2x8(c *int32, ldc int, a *int16, lda int, b *int8, groups int)
+
+//go:noescape
+func avx2x3x8(c *int32, ldc int, a *int16, lda int, b *int8, groups int)
+
+//go:noescape
+func avx2x4x8(c *int32, ldc int, a *int16, lda int, b *int8, groups int)
+
+// avx2Rows runs the AVX2 kernel on r (1 to 4) rows of 8 columns.
+func avx2Rows(r int, c *int32, ldc int, a *int16, lda int, b *int8, groups int) {
+	switch r {
+	case 1:
+		avx2x1x8(c, ldc, a, lda, b, groups)
+	case 2:
+		avx2x2x8(c, ldc, a, lda, b, groups)
+	case 3:
+		avx2x3x8(c, ldc, a, lda, b, groups)
+	default:
+		avx2x4x8(c, ldc, a, lda, b, groups)
+	}
+}
+
+//go:noescape
+func extend16(dst *int16, src *int8, n int)
 
 //go:noescape
 func xorCopy(dst *int8, src *int8, n int)

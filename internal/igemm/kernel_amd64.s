@@ -541,19 +541,20 @@ vnni1store:
 	VZEROUPPER
 	RET
 
-// func avx2x2x16(c *int32, ldc int, a *int8, lda int, b *int8, groups int)
+// func avx2x4x8(c *int32, ldc int, a *int16, lda int, b *int8, groups int)
 //
-// The 2 x 16 block at c (row stride ldc, in elements) is set to, for
-// g < groups, the products of a's signed bytes 4g..4g+3 (2 rows of stride
-// lda bytes) with 16 columns of the packed panel: group g's 64 bytes at
-// b + 256g (column j's four weights at 4j). Both sides are sign-extended to
-// 16 bits (VPMOVSXBW) and VPMADDWD adds adjacent products into 32 bits:
-// exact (VPMADDUBSW would saturate).
+// The 4 x 8 block at c (row stride ldc, in elements) is set to, for
+// g < groups, the products of a's values 4g..4g+3 (4 rows of stride lda
+// bytes, the activations sign-extended to 16 bits) with 8 columns of the
+// packed panel: group g's 32 bytes at b + 256g (column j's four weights at
+// 4j), sign-extended to 16 bits (VPMOVSXBW). VPMADDWD adds adjacent
+// products into 32 bits: exact (VPMADDUBSW would saturate).
 //
-// Y0..Y3 and Y4..Y7 hold rows 0 and 1 in pair form: Y(4r+q) has columns
-// 4q..4q+3, each as two partial sums (weights 0-1 and 2-3 of the group),
-// added at the end. Per row, Y8/Y9 = the row's 4 values as 16-bit, repeated.
-TEXT ·avx2x2x16(SB), NOSPLIT, $0-48
+// Y(2r), Y(2r+1) hold row r in pair form: columns 4h..4h+3 of Y(2r+h), each
+// as two partial sums (weights 0-1 and 2-3 of the group), added at the end.
+// Per group Y8, Y9 = the weights; per row, Y10 or Y11 = the row's 4 values
+// broadcast.
+TEXT ·avx2x4x8(SB), NOSPLIT, $0-48
 	MOVQ c+0(FP), DI
 	MOVQ ldc+8(FP), R8
 	MOVQ a+16(FP), SI
@@ -561,6 +562,8 @@ TEXT ·avx2x2x16(SB), NOSPLIT, $0-48
 	MOVQ b+32(FP), DX
 	MOVQ groups+40(FP), CX
 	SHLQ $2, R8
+	LEAQ (SI)(R9*2), R11
+	ADDQ R9, R11
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
 	VPXOR Y2, Y2, Y2
@@ -570,97 +573,236 @@ TEXT ·avx2x2x16(SB), NOSPLIT, $0-48
 	VPXOR Y6, Y6, Y6
 	VPXOR Y7, Y7, Y7
 	TESTQ CX, CX
-	JEQ   avx2x2store
+	JEQ   avx2r4store
 
-avx2x2loop:
-	VPBROADCASTD (SI), X8
-	VPMOVSXBW    X8, Y8
-	VPBROADCASTD (SI)(R9*1), X9
-	VPMOVSXBW    X9, Y9
-	VPMOVSXBW 0(DX), Y10
-	VPMADDWD  Y10, Y8, Y11
-	VPMADDWD  Y10, Y9, Y12
-	VPADDD    Y11, Y0, Y0
-	VPADDD    Y12, Y4, Y4
-	VPMOVSXBW 16(DX), Y10
-	VPMADDWD  Y10, Y8, Y11
-	VPMADDWD  Y10, Y9, Y12
-	VPADDD    Y11, Y1, Y1
-	VPADDD    Y12, Y5, Y5
-	VPMOVSXBW 32(DX), Y10
-	VPMADDWD  Y10, Y8, Y11
-	VPMADDWD  Y10, Y9, Y12
-	VPADDD    Y11, Y2, Y2
-	VPADDD    Y12, Y6, Y6
-	VPMOVSXBW 48(DX), Y10
-	VPMADDWD  Y10, Y8, Y11
-	VPMADDWD  Y10, Y9, Y12
-	VPADDD    Y11, Y3, Y3
-	VPADDD    Y12, Y7, Y7
-	ADDQ $4, SI
+avx2r4loop:
+	VPMOVSXBW (DX), Y8
+	VPMOVSXBW 16(DX), Y9
+	VPBROADCASTQ (SI), Y10
+	VPMADDWD Y8, Y10, Y12
+	VPMADDWD Y9, Y10, Y13
+	VPADDD   Y12, Y0, Y0
+	VPADDD   Y13, Y1, Y1
+	VPBROADCASTQ (SI)(R9*1), Y11
+	VPMADDWD Y8, Y11, Y12
+	VPMADDWD Y9, Y11, Y13
+	VPADDD   Y12, Y2, Y2
+	VPADDD   Y13, Y3, Y3
+	VPBROADCASTQ (SI)(R9*2), Y10
+	VPMADDWD Y8, Y10, Y12
+	VPMADDWD Y9, Y10, Y13
+	VPADDD   Y12, Y4, Y4
+	VPADDD   Y13, Y5, Y5
+	VPBROADCASTQ (R11), Y11
+	VPMADDWD Y8, Y11, Y12
+	VPMADDWD Y9, Y11, Y13
+	VPADDD   Y12, Y6, Y6
+	VPADDD   Y13, Y7, Y7
+	ADDQ $8, SI
+	ADDQ $8, R11
 	ADDQ $256, DX
 	DECQ CX
-	JNZ  avx2x2loop
+	JNZ  avx2r4loop
 
-avx2x2store:
+avx2r4store:
 	VPHADDD Y1, Y0, Y13
 	VPERMQ  $0xd8, Y13, Y13
 	VMOVDQU Y13, (DI)
+	ADDQ R8, DI
 	VPHADDD Y3, Y2, Y13
 	VPERMQ  $0xd8, Y13, Y13
-	VMOVDQU Y13, 32(DI)
+	VMOVDQU Y13, (DI)
 	ADDQ R8, DI
 	VPHADDD Y5, Y4, Y13
 	VPERMQ  $0xd8, Y13, Y13
 	VMOVDQU Y13, (DI)
+	ADDQ R8, DI
 	VPHADDD Y7, Y6, Y13
 	VPERMQ  $0xd8, Y13, Y13
-	VMOVDQU Y13, 32(DI)
+	VMOVDQU Y13, (DI)
 	VZEROUPPER
 	RET
 
-// func avx2x1x16(c *int32, a *int8, b *int8, groups int)
+// func avx2x3x8(c *int32, ldc int, a *int16, lda int, b *int8, groups int)
 //
-// avx2x2x16 for one row: c[0:16] from a's groups*4 signed bytes.
-TEXT ·avx2x1x16(SB), NOSPLIT, $0-32
+// avx2x4x8 on 3 rows.
+TEXT ·avx2x3x8(SB), NOSPLIT, $0-48
 	MOVQ c+0(FP), DI
-	MOVQ a+8(FP), SI
-	MOVQ b+16(FP), DX
-	MOVQ groups+24(FP), CX
+	MOVQ ldc+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ lda+24(FP), R9
+	MOVQ b+32(FP), DX
+	MOVQ groups+40(FP), CX
+	SHLQ $2, R8
+	LEAQ (SI)(R9*2), R11
+	ADDQ R9, R11
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	TESTQ CX, CX
+	JEQ   avx2r3store
+
+avx2r3loop:
+	VPMOVSXBW (DX), Y8
+	VPMOVSXBW 16(DX), Y9
+	VPBROADCASTQ (SI), Y10
+	VPMADDWD Y8, Y10, Y12
+	VPMADDWD Y9, Y10, Y13
+	VPADDD   Y12, Y0, Y0
+	VPADDD   Y13, Y1, Y1
+	VPBROADCASTQ (SI)(R9*1), Y11
+	VPMADDWD Y8, Y11, Y12
+	VPMADDWD Y9, Y11, Y13
+	VPADDD   Y12, Y2, Y2
+	VPADDD   Y13, Y3, Y3
+	VPBROADCASTQ (SI)(R9*2), Y10
+	VPMADDWD Y8, Y10, Y12
+	VPMADDWD Y9, Y10, Y13
+	VPADDD   Y12, Y4, Y4
+	VPADDD   Y13, Y5, Y5
+	ADDQ $8, SI
+	ADDQ $8, R11
+	ADDQ $256, DX
+	DECQ CX
+	JNZ  avx2r3loop
+
+avx2r3store:
+	VPHADDD Y1, Y0, Y13
+	VPERMQ  $0xd8, Y13, Y13
+	VMOVDQU Y13, (DI)
+	ADDQ R8, DI
+	VPHADDD Y3, Y2, Y13
+	VPERMQ  $0xd8, Y13, Y13
+	VMOVDQU Y13, (DI)
+	ADDQ R8, DI
+	VPHADDD Y5, Y4, Y13
+	VPERMQ  $0xd8, Y13, Y13
+	VMOVDQU Y13, (DI)
+	VZEROUPPER
+	RET
+
+// func avx2x2x8(c *int32, ldc int, a *int16, lda int, b *int8, groups int)
+//
+// avx2x4x8 on 2 rows.
+TEXT ·avx2x2x8(SB), NOSPLIT, $0-48
+	MOVQ c+0(FP), DI
+	MOVQ ldc+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ lda+24(FP), R9
+	MOVQ b+32(FP), DX
+	MOVQ groups+40(FP), CX
+	SHLQ $2, R8
+	LEAQ (SI)(R9*2), R11
+	ADDQ R9, R11
 	VPXOR Y0, Y0, Y0
 	VPXOR Y1, Y1, Y1
 	VPXOR Y2, Y2, Y2
 	VPXOR Y3, Y3, Y3
 	TESTQ CX, CX
-	JEQ   avx2x1store
+	JEQ   avx2r2store
 
-avx2x1loop:
-	VPBROADCASTD (SI), X8
-	VPMOVSXBW    X8, Y8
-	VPMOVSXBW 0(DX), Y10
-	VPMADDWD  Y10, Y8, Y4
-	VPADDD    Y4, Y0, Y0
-	VPMOVSXBW 16(DX), Y11
-	VPMADDWD  Y11, Y8, Y5
-	VPADDD    Y5, Y1, Y1
-	VPMOVSXBW 32(DX), Y10
-	VPMADDWD  Y10, Y8, Y6
-	VPADDD    Y6, Y2, Y2
-	VPMOVSXBW 48(DX), Y11
-	VPMADDWD  Y11, Y8, Y7
-	VPADDD    Y7, Y3, Y3
-	ADDQ $4, SI
+avx2r2loop:
+	VPMOVSXBW (DX), Y8
+	VPMOVSXBW 16(DX), Y9
+	VPBROADCASTQ (SI), Y10
+	VPMADDWD Y8, Y10, Y12
+	VPMADDWD Y9, Y10, Y13
+	VPADDD   Y12, Y0, Y0
+	VPADDD   Y13, Y1, Y1
+	VPBROADCASTQ (SI)(R9*1), Y11
+	VPMADDWD Y8, Y11, Y12
+	VPMADDWD Y9, Y11, Y13
+	VPADDD   Y12, Y2, Y2
+	VPADDD   Y13, Y3, Y3
+	ADDQ $8, SI
+	ADDQ $8, R11
 	ADDQ $256, DX
 	DECQ CX
-	JNZ  avx2x1loop
+	JNZ  avx2r2loop
 
-avx2x1store:
+avx2r2store:
 	VPHADDD Y1, Y0, Y13
 	VPERMQ  $0xd8, Y13, Y13
 	VMOVDQU Y13, (DI)
+	ADDQ R8, DI
 	VPHADDD Y3, Y2, Y13
 	VPERMQ  $0xd8, Y13, Y13
-	VMOVDQU Y13, 32(DI)
+	VMOVDQU Y13, (DI)
+	VZEROUPPER
+	RET
+
+// func avx2x1x8(c *int32, ldc int, a *int16, lda int, b *int8, groups int)
+//
+// avx2x4x8 on 1 rows.
+TEXT ·avx2x1x8(SB), NOSPLIT, $0-48
+	MOVQ c+0(FP), DI
+	MOVQ ldc+8(FP), R8
+	MOVQ a+16(FP), SI
+	MOVQ lda+24(FP), R9
+	MOVQ b+32(FP), DX
+	MOVQ groups+40(FP), CX
+	SHLQ $2, R8
+	LEAQ (SI)(R9*2), R11
+	ADDQ R9, R11
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	TESTQ CX, CX
+	JEQ   avx2r1store
+
+avx2r1loop:
+	VPMOVSXBW (DX), Y8
+	VPMOVSXBW 16(DX), Y9
+	VPBROADCASTQ (SI), Y10
+	VPMADDWD Y8, Y10, Y12
+	VPMADDWD Y9, Y10, Y13
+	VPADDD   Y12, Y0, Y0
+	VPADDD   Y13, Y1, Y1
+	ADDQ $8, SI
+	ADDQ $8, R11
+	ADDQ $256, DX
+	DECQ CX
+	JNZ  avx2r1loop
+
+avx2r1store:
+	VPHADDD Y1, Y0, Y13
+	VPERMQ  $0xd8, Y13, Y13
+	VMOVDQU Y13, (DI)
+	VZEROUPPER
+	RET
+
+// func extend16(dst *int16, src *int8, n int)
+//
+// dst[i] = int16(src[i]) for i < n.
+TEXT ·extend16(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	CMPQ CX, $16
+	JLT  exttail
+
+extloop:
+	VPMOVSXBW (SI), Y0
+	VMOVDQU   Y0, (DI)
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	SUBQ      $16, CX
+	CMPQ      CX, $16
+	JGE       extloop
+
+exttail:
+	TESTQ CX, CX
+	JEQ   extdone
+	MOVBQSX (SI), AX
+	MOVW    AX, (DI)
+	INCQ    SI
+	ADDQ    $2, DI
+	DECQ    CX
+	JMP     exttail
+
+extdone:
 	VZEROUPPER
 	RET
 

@@ -35,46 +35,40 @@ func mulVNNI(out []int32, ldo int, a []int8, lda int, p *Packed, rows, threads i
 	})
 }
 
-// mulAVX2 runs the AVX2 kernels on 16-column strips of each panel: the
-// activations are copied once, padded with zeros to whole groups; blocks of
-// 2 rows, then a single row; a strip past N writes into a tile.
+// mulAVX2 runs the AVX2 kernels on 8-column strips of each panel: the
+// activations are copied once, sign-extended to 16 bits (extend16) and
+// padded with zeros to whole groups; blocks of 4 rows, then a last block of
+// 1 to 3; a strip past N writes into a tile.
 func mulAVX2(out []int32, ldo int, a []int8, lda int, p *Packed, rows, threads int) {
 	K, N, groups := p.k, p.n, p.groups
 	kp := groups * groupK
-	bp := getBuf(rows * kp)
-	defer bufPool.Put(bp)
+	bp := getBuf16(rows * kp)
+	defer buf16Pool.Put(bp)
 	buf := *bp
 	for i := 0; i < rows; i++ {
 		row := buf[i*kp : (i+1)*kp]
-		copy(row, a[i*lda:i*lda+K])
+		extend16(&row[0], &a[i*lda], K)
 		clear(row[K:])
 	}
-	parallel(p.panels, rows, 2, threads, func(pn, r0, r1 int) {
-		var tile [2 * 16]int32
-		for q := 0; q < panelCols/16; q++ {
-			n0 := pn*panelCols + 16*q
-			nc := min(16, N-n0)
+	parallel(p.panels, rows, 4, threads, func(pn, r0, r1 int) {
+		var tile [4 * 8]int32
+		for q := 0; q < panelCols/8; q++ {
+			n0 := pn*panelCols + 8*q
+			nc := min(8, N-n0)
 			if nc <= 0 {
 				break
 			}
-			strip := &p.data[pn*groups*groupBytes+16*groupK*q]
-			i := r0
-			for ; i+2 <= r1; i += 2 {
-				if nc == 16 {
-					avx2x2x16(&out[i*ldo+n0], ldo, &buf[i*kp], kp, strip, groups)
+			strip := &p.data[pn*groups*groupBytes+8*groupK*q]
+			for i := r0; i < r1; i += 4 {
+				r := min(4, r1-i)
+				if nc == 8 {
+					avx2Rows(r, &out[i*ldo+n0], ldo, &buf[i*kp], 2*kp, strip, groups)
 					continue
 				}
-				avx2x2x16(&tile[0], 16, &buf[i*kp], kp, strip, groups)
-				copy(out[i*ldo+n0:i*ldo+n0+nc], tile[:nc])
-				copy(out[(i+1)*ldo+n0:(i+1)*ldo+n0+nc], tile[16:])
-			}
-			if i < r1 {
-				if nc == 16 {
-					avx2x1x16(&out[i*ldo+n0], &buf[i*kp], strip, groups)
-					continue
+				avx2Rows(r, &tile[0], 8, &buf[i*kp], 2*kp, strip, groups)
+				for j := 0; j < r; j++ {
+					copy(out[(i+j)*ldo+n0:(i+j)*ldo+n0+nc], tile[8*j:])
 				}
-				avx2x1x16(&tile[0], &buf[i*kp], strip, groups)
-				copy(out[i*ldo+n0:i*ldo+n0+nc], tile[:nc])
 			}
 		}
 	})
