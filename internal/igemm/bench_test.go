@@ -64,11 +64,12 @@ func BenchmarkPeak(b *testing.B) {
 
 // benchShapes are the world model's products on 512 tokens (a 16-step
 // history), 256 tokens (8 steps of 32) and one token: qkv (256 x 768), an
-// MLP half (256 x 1024, 1024 x 256).
+// MLP half (256 x 1024, 1024 x 256); and a long inner dimension (4096).
 var benchShapes = []struct{ rows, K, N int }{
 	{512, 256, 768}, {512, 256, 1024}, {512, 1024, 256},
 	{256, 256, 768}, {256, 256, 1024}, {256, 1024, 256},
 	{1, 256, 1024}, {1, 1024, 256},
+	{512, 4096, 256},
 }
 
 // BenchmarkMulPacked times MulPackedTo with each kernel this machine

@@ -46,6 +46,10 @@
 // pairs of products into int32, exactly; 4 rows x 8 columns per kernel.
 // VPMADDUBSW is not used: it saturates its 16-bit pair sums.
 //
-// go: the same packed layout in plain Go, one row and panel at a time. It is
-// the only kernel with the build tag purego and on other architectures.
+// go: the same packed layout in plain Go. Two rows travel in one int64,
+// a0 + a1<<32, so that one 64-bit multiply by a weight makes both products;
+// the sum is L + H<<32 modulo 2^64 with L and H the two rows' sums, which
+// int32(s) and int32((s-L)>>32) recover exactly. Blocks of 2 row pairs x 2
+// columns. It is the only kernel with the build tag purego and on other
+// architectures.
 package igemm
