@@ -90,7 +90,8 @@ func checkMul(name string, out []int32, ldo int, a []int8, lda int, rows, K, N i
 // of 64 columns, each a run of groups of 4 consecutive inner indices (the
 // operand layout of VPDPBUSD), zero-padded to whole groups and panels, and
 // -128 times each column's sum (the correction for activations offset by
-// 128 to unsigned bytes).
+// 128 to unsigned bytes). It is read-only once packed: any number of
+// MulPackedTo calls may use it at once.
 type Packed struct {
 	k, n           int
 	groups, panels int
