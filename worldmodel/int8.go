@@ -31,6 +31,8 @@ const (
 
 // qLinear is an int8 matrix product with its output requantisation:
 // acc_n = sum_k a_k W[k][n] (int32), v_n = acc_n + Bias[n], out = Mult[n](v_n).
+// |Bias| <= 2^29 and |acc| <= K 127 128 < 2^28 (K <= 16384), so v_n fits
+// int32.
 type qLinear struct {
 	K, N int
 	W    []int8 // (K, N) row-major: W[k*N+n]
@@ -42,8 +44,8 @@ type qLinear struct {
 type qLayer struct {
 	LN1  qLN     // residual -> int8 (scale of LN1's output)
 	QKV  qLinear // -> int8 q | k | v, each with its own scale
-	Soft mult    // q.k (int32) -> exp table steps (1/256 nat): s_q s_k / sqrt(hd) * 256
-	PV   mult    // sum_k P_k v_k (P in Q15) -> int8 attention output: s_v 2^-15 / s_att
+	Soft mult32  // q.k differences (int32) -> exp table steps (1/256 nat): s_q s_k / sqrt(hd) * 256
+	PV   mult    // sum_k P_k v_k (P in Q14) -> int8 attention output: s_v 2^-14 / s_att
 	O    qLinear // -> residual
 	LN2  qLN     // residual -> int8
 	W1   qLinear // -> GELU table index, clamped to [-2048, 2048]
@@ -120,7 +122,7 @@ func newQLinear(w, b []float32, K, N int, sa float64, sout func(n int) float64) 
 		for k := 0; k < K; k++ {
 			q.W[k*N+n] = int8(roundClamp(float64(w[k*N+n])/sw, 127))
 		}
-		q.Bias[n] = int32(roundClamp(float64(b[n])/(sa*sw), 1<<30))
+		q.Bias[n] = int32(roundClamp(float64(b[n])/(sa*sw), 1<<29))
 		var err error
 		if q.Mult[n], err = newMult(sa * sw / sout(n)); err != nil {
 			return q, err
@@ -138,8 +140,8 @@ func CalibrateInt8(m *Model, hs []History, threads int) (*Int8Model, error) {
 	if len(hs) == 0 {
 		return nil, fmt.Errorf("worldmodel: int8: no calibration histories")
 	}
-	if c.Width() > 4096 {
-		return nil, fmt.Errorf("%w: int8: width %d is more than 4096", ErrConfig, c.Width())
+	if err := c.checkInt8(); err != nil {
+		return nil, err
 	}
 	r, err := NewCPU(m, WithThreads(threads))
 	if err != nil {
@@ -180,10 +182,10 @@ func quantizeInt8(m *Model, st *actStats) (*Int8Model, error) {
 		}); err != nil {
 			return nil, err
 		}
-		if ql.Soft, err = newMult(qs * ks / math.Sqrt(hd) * expSteps); err != nil {
+		if ql.Soft, err = newMult32(qs * ks / math.Sqrt(hd) * expSteps); err != nil {
 			return nil, err
 		}
-		if ql.PV, err = newMult(vs / (1 << 15) / sc(siteAtt)); err != nil {
+		if ql.PV, err = newMult(vs / (1 << 14) / sc(siteAtt)); err != nil {
 			return nil, err
 		}
 		toResid := func(int) float64 { return resid }
@@ -235,4 +237,19 @@ func quantizeInt8(m *Model, st *actStats) (*Int8Model, error) {
 		}
 	}
 	return q, nil
+}
+
+// checkInt8 reports whether the int8 profile's bounds hold for c: width at
+// most 4096 (LayerNorm's sums), head width at most 64 and at most 2048 keys
+// (the softmax's uint32 arithmetic).
+func (c *Config) checkInt8() error {
+	switch {
+	case c.Width() > 4096:
+		return fmt.Errorf("%w: int8: width %d is more than 4096", ErrConfig, c.Width())
+	case c.HeadDim() > 64:
+		return fmt.Errorf("%w: int8: head width %d is more than 64", ErrConfig, c.HeadDim())
+	case c.MaxHistory*c.Slots > 2048:
+		return fmt.Errorf("%w: int8: %d keys is more than 2048", ErrConfig, c.MaxHistory*c.Slots)
+	}
+	return nil
 }

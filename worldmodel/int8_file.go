@@ -13,7 +13,7 @@ import (
 //	magic   [8]byte "\x89MWQ\r\n\x1a\n"
 //	version uint32 (1)
 //	frac    uint32
-//	per layer: LN1, QKV, Soft, PV, O, LN2, W1, GELU, W2
+//	per layer: LN1, QKV, Soft (uint32 M, uint8 Sh), PV, O, LN2, W1, GELU, W2
 //	Final, then the head: Emb, Bias, Exp, Copy, CopyB, Gate
 //	crc     uint32, CRC-32C of every byte before it
 //
@@ -51,7 +51,9 @@ func (q *Int8Model) WriteTo(w io.Writer) (int64, error) {
 		L := &q.Layers[i]
 		ln(&L.LN1)
 		lin(&L.QKV)
-		mults([]mult{L.Soft, L.PV})
+		put(L.Soft.M)
+		put(L.Soft.Sh)
+		mults([]mult{L.PV})
 		lin(&L.O)
 		ln(&L.LN2)
 		lin(&L.W1)
@@ -79,8 +81,8 @@ func (q *Int8Model) WriteTo(w io.Writer) (int64, error) {
 // integer rules depend on is checked to be in range.
 func ReadInt8(r io.Reader, m *Model) (*Int8Model, error) {
 	c := &m.cfg
-	if c.Width() > 4096 {
-		return nil, fmt.Errorf("%w: int8: width %d is more than 4096", ErrConfig, c.Width())
+	if err := c.checkInt8(); err != nil {
+		return nil, err
 	}
 	h := crc32.New(int8CRC)
 	tr := io.TeeReader(r, h)
@@ -141,6 +143,12 @@ func ReadInt8(r io.Reader, m *Model) (*Int8Model, error) {
 		l := qLinear{K: K, N: N, W: make([]int8, K*N), Bias: make([]int32, N)}
 		get(l.W)
 		get(l.Bias)
+		for _, b := range l.Bias {
+			if b > 1<<29 || b < -(1<<29) {
+				bad("bias %d is out of range", b)
+				break
+			}
+		}
 		l.Mult = mults(N)
 		return l
 	}
@@ -149,8 +157,12 @@ func ReadInt8(r io.Reader, m *Model) (*Int8Model, error) {
 		var L qLayer
 		L.LN1 = ln(W, 127)
 		L.QKV = lin(W, 3*W)
-		sp := mults(2)
-		L.Soft, L.PV = sp[0], sp[1]
+		get(&L.Soft.M)
+		get(&L.Soft.Sh)
+		if L.Soft.M >= 1<<10 || L.Soft.Sh > 31 {
+			bad("softmax multiplier %d/2^%d is out of range", L.Soft.M, L.Soft.Sh)
+		}
+		L.PV = mults(1)[0]
 		L.O = lin(W, W)
 		L.LN2 = ln(W, 127)
 		L.W1 = lin(W, M)
@@ -185,3 +197,5 @@ func ReadInt8(r io.Reader, m *Model) (*Int8Model, error) {
 	}
 	return q, nil
 }
+
+func crc32Castagnoli(b []byte) uint32 { return crc32.Checksum(b, int8CRC) }

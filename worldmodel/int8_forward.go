@@ -6,6 +6,7 @@ import (
 	"runtime"
 
 	"github.com/memowm/memowm/entropy"
+	"github.com/memowm/memowm/internal/igemm"
 )
 
 // Int8CPU runs an Int8Model on the CPU: the int8 profile's reference
@@ -23,6 +24,9 @@ type Int8CPU struct {
 	hf         []int16 // final hidden rows (B*S, W)
 	attWorkers []int8Attn
 	headWork   []int8Head
+	packed     [][4]*igemm.Packed // per layer: QKV, O, W1, W2
+	rq         [][4]*rqLinear     // per layer: QKV, O, W1, W2
+	gelu32     [][]int32          // per layer: GELU as int32
 }
 
 // NewInt8CPU returns the CPU backend of q. Options as for NewCPU.
@@ -33,7 +37,22 @@ func NewInt8CPU(q *Int8Model, opts ...Option) (*Int8CPU, error) {
 			return nil, err
 		}
 	}
-	return &Int8CPU{q: q, f: f, threads: f.threads, prec: f.prec}, nil
+	r := &Int8CPU{q: q, f: f, threads: f.threads, prec: f.prec}
+	for l := range q.Layers {
+		L := &q.Layers[l]
+		var pk [4]*igemm.Packed
+		for i, ql := range []*qLinear{&L.QKV, &L.O, &L.W1, &L.W2} {
+			pk[i] = igemm.Pack(ql.W, ql.K, ql.N)
+		}
+		r.packed = append(r.packed, pk)
+		r.rq = append(r.rq, [4]*rqLinear{newRQ(&L.QKV), newRQ(&L.O), newRQ(&L.W1), newRQ(&L.W2)})
+		g := make([]int32, len(L.GELU))
+		for i, v := range L.GELU {
+			g[i] = int32(v)
+		}
+		r.gelu32 = append(r.gelu32, g)
+	}
+	return r, nil
 }
 
 var _ Predictor = (*Int8CPU)(nil)
@@ -61,10 +80,11 @@ func grow32(b []int32, n int) []int32 {
 	return b[:n]
 }
 
-// linear: acc (rows, N) = a (rows, K) W, then out_n = Mult[n](acc_n + Bias[n])
-// handed to put(row, n, v).
-func (r *Int8CPU) linear(l *qLinear, a []int8, rows int) {
-	mulI8(r.acc[:rows*l.N], l.N, a, l.K, l.W, rows, l.K, l.N, r.threads)
+// linear: acc (rows, N) = a (rows, K) W for layer l's matrix i (QKV, O,
+// W1, W2), internal/igemm's exact int32 sums.
+func (r *Int8CPU) linear(l, i int, a []int8, rows int) {
+	p := r.packed[l][i]
+	igemm.MulPackedTo(r.acc[:rows*p.N()], p.N(), a, p.K(), p, rows, r.threads)
 }
 
 // Predict implements Predictor.
@@ -131,15 +151,15 @@ func (r *Int8CPU) forward(dst []Prediction, hs []History) {
 	}
 
 	for l := range q.Layers {
-		L := &q.Layers[l]
+		L, RQ := &q.Layers[l], r.rq[l]
 		last := l == len(q.Layers)-1
 		f.rowsParallel(N, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				L.LN1.to8(r.a8[i*W:(i+1)*W], r.x[i*W:(i+1)*W])
 			}
 		})
-		r.linear(&L.QKV, r.a8, N)
-		f.rowsParallel(N, func(lo, hi int) { requant8(r.qkv[lo*3*W:hi*3*W], r.acc[lo*3*W:hi*3*W], &L.QKV) })
+		r.linear(l, 0, r.a8, N)
+		f.rowsParallel(N, func(lo, hi int) { requant8(r.qkv[lo*3*W:hi*3*W], r.acc[lo*3*W:hi*3*W], RQ[0]) })
 		x, rows := r.x, N
 		if last {
 			for b, h := range hs {
@@ -156,17 +176,17 @@ func (r *Int8CPU) forward(dst []Prediction, hs []History) {
 			}
 			r.attentionHead(L, r.att[orow*W:], r.qkv[start[b]*3*W:start[b+1]*3*W], n, h, from, &r.attWorkers[w])
 		})
-		r.linear(&L.O, r.att, rows)
+		r.linear(l, 1, r.att, rows)
 		f.rowsParallel(rows, func(lo, hi int) {
-			addResid(x[lo*W:hi*W], r.acc[lo*W:hi*W], &L.O)
+			addResid(x[lo*W:hi*W], r.acc[lo*W:hi*W], RQ[1])
 			for i := lo; i < hi; i++ {
 				L.LN2.to8(r.a8[i*W:(i+1)*W], x[i*W:(i+1)*W])
 			}
 		})
-		r.linear(&L.W1, r.a8, rows)
-		f.rowsParallel(rows, func(lo, hi int) { geluRows(r.h8[lo*M:hi*M], r.acc[lo*M:hi*M], L) })
-		r.linear(&L.W2, r.h8, rows)
-		f.rowsParallel(rows, func(lo, hi int) { addResid(x[lo*W:hi*W], r.acc[lo*W:hi*W], &L.W2) })
+		r.linear(l, 2, r.a8, rows)
+		f.rowsParallel(rows, func(lo, hi int) { geluRows(r.h8[lo*M:hi*M], r.acc[lo*M:hi*M], RQ[2], L.GELU, r.gelu32[l]) })
+		r.linear(l, 3, r.h8, rows)
+		f.rowsParallel(rows, func(lo, hi int) { addResid(x[lo*W:hi*W], r.acc[lo*W:hi*W], RQ[3]) })
 	}
 	f.rowsParallel(Nq, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -185,108 +205,123 @@ func (r *Int8CPU) forward(dst []Prediction, hs []History) {
 	})
 }
 
+// rqLinear is a qLinear's requantisation laid out for the AVX-512
+// kernels: per column M, the rounding term 2^(Sh-1) (0 when Sh is 0) and
+// Sh, each as int64.
+type rqLinear struct {
+	*qLinear
+	m, rnd, sh []int64
+}
+
+func newRQ(l *qLinear) *rqLinear {
+	r := &rqLinear{qLinear: l, m: make([]int64, l.N), rnd: make([]int64, l.N), sh: make([]int64, l.N)}
+	for n, m := range l.Mult {
+		r.m[n], r.sh[n] = m.M, int64(m.Sh)
+		if m.Sh > 0 {
+			r.rnd[n] = 1 << (m.Sh - 1)
+		}
+	}
+	return r
+}
+
 // requant8: out (rows of N) = clamp(Mult[n](acc + Bias[n]), +-127).
-func requant8(out []int8, acc []int32, l *qLinear) {
+func requant8(out []int8, acc []int32, l *rqLinear) {
 	N := l.N
-	for r := 0; r+N <= len(acc); r += N {
-		a, o := acc[r:r+N], out[r:r+N]
-		for n, v := range a {
-			o[n] = int8(clamp64(l.Mult[n].apply(int64(v)+int64(l.Bias[n])), 127))
+	rows := len(acc) / N
+	from := l.rowsAVX512(0, out, nil, acc, rows, nil)
+	for r := 0; r < rows; r++ {
+		a, o := acc[r*N:(r+1)*N], out[r*N:(r+1)*N]
+		for n := from; n < N; n++ {
+			o[n] = int8(clamp64(l.Mult[n].apply(int64(a[n])+int64(l.Bias[n])), 127))
 		}
 	}
 }
 
 // addResid: x += Mult[n](acc + Bias[n]), saturating at +-int8Resid.
-func addResid(x []int32, acc []int32, l *qLinear) {
+func addResid(x []int32, acc []int32, l *rqLinear) {
 	N := l.N
-	for r := 0; r+N <= len(acc); r += N {
-		a, xr := acc[r:r+N], x[r:r+N]
-		for n, v := range a {
-			xr[n] = int32(clamp64(int64(xr[n])+l.Mult[n].apply(int64(v)+int64(l.Bias[n])), int8Resid))
+	rows := len(acc) / N
+	from := l.rowsAVX512(1, nil, x, acc, rows, nil)
+	for r := 0; r < rows; r++ {
+		a, xr := acc[r*N:(r+1)*N], x[r*N:(r+1)*N]
+		for n := from; n < N; n++ {
+			xr[n] = int32(clamp64(int64(xr[n])+l.Mult[n].apply(int64(a[n])+int64(l.Bias[n])), int8Resid))
 		}
 	}
 }
 
-// geluRows: out = GELU[clamp(Mult[n](acc + Bias[n]), +-2048) + 2048].
-func geluRows(out []int8, acc []int32, L *qLayer) {
-	l := &L.W1
+// geluRows: out = GELU[clamp(Mult[n](acc + Bias[n]), +-2048) + 2048]; gelu32
+// is GELU as int32 (the AVX-512 kernel gathers from it).
+func geluRows(out []int8, acc []int32, l *rqLinear, gelu []int8, gelu32 []int32) {
 	N := l.N
-	for r := 0; r+N <= len(acc); r += N {
-		a, o := acc[r:r+N], out[r:r+N]
-		for n, v := range a {
-			u := clamp64(l.Mult[n].apply(int64(v)+int64(l.Bias[n])), geluHalf)
-			o[n] = L.GELU[u+geluHalf]
+	rows := len(acc) / N
+	from := l.rowsAVX512(2, out, nil, acc, rows, gelu32)
+	for r := 0; r < rows; r++ {
+		a, o := acc[r*N:(r+1)*N], out[r*N:(r+1)*N]
+		for n := from; n < N; n++ {
+			u := clamp64(l.Mult[n].apply(int64(a[n])+int64(l.Bias[n])), geluHalf)
+			o[n] = gelu[u+geluHalf]
 		}
 	}
 }
 
 // int8Attn is one goroutine's attention scratch.
 type int8Attn struct {
-	sc []int32
-	e  []int64
-	o  []int32
+	kt, v  []int8  // (hd, T) the head's keys transposed; (T, hd) its values
+	sc     []int32 // (R, T) scores of the R query rows
+	p1, p0 []int8  // (R, T) the probabilities' base-128 digits
+	o1, o0 []int32 // (R, hd) the digits' products with the values
+	e      []uint32
+	pk, pv *igemm.Packed // the keys and values packed
 }
 
 // attentionHead is the int8 profile's attention for one head of one
 // history (as CPU's attentionHead): for query row q of block i and key k of
 // blocks 0..i,
 //
-//	s_k = sum_d q_d k_d (int32); idx_k = Soft(max s - s_k)
-//	e_k = expTable[idx_k] (0 past the table); Z = sum e_k
-//	P_k = rshr(e_k (2^47 / Z), 32)                               (Q15)
+//	s_k = sum_d q_d k_d (int32); P = softmaxDigits(s) (Q14, in two digits)
 //	out_d = clamp(PV(sum_k P_k v_kd), +-127)
+//
+// The products run through internal/igemm: the scores of all query rows
+// against all keys (those of later blocks are not read), and sum_k P_k v_kd
+// as 128 (P>>7).v + (P&127).v, two int8 products of P's digits, zero past
+// the row's keys.
 func (r *Int8CPU) attentionHead(L *qLayer, out []int8, qkv []int8, n, h, from int, s *int8Attn) {
 	c := &r.q.m.cfg
 	S, W, hd := c.Slots, c.Width(), c.HeadDim()
 	W3 := 3 * W
 	T := n * S
-	if cap(s.sc) < T {
-		s.sc, s.e = make([]int32, c.MaxHistory*S), make([]int64, c.MaxHistory*S)
+	R := (n - from) * S
+	s.kt, s.v = grow8(s.kt, hd*T), grow8(s.v, T*hd)
+	s.sc, s.o1, s.o0 = grow32(s.sc, R*T), grow32(s.o1, R*hd), grow32(s.o0, R*hd)
+	s.p1, s.p0 = grow8(s.p1, R*T), grow8(s.p0, R*T)
+	if cap(s.e) < T {
+		s.e = make([]uint32, c.MaxHistory*S)
 	}
-	if cap(s.o) < hd {
-		s.o = make([]int32, hd)
+	for t := 0; t < T; t++ {
+		kr := qkv[t*W3+W+h*hd:][:hd]
+		for d, x := range kr {
+			s.kt[d*T+t] = x
+		}
+		copy(s.v[t*hd:(t+1)*hd], qkv[t*W3+2*W+h*hd:][:hd])
 	}
-	for i := from; i < n; i++ {
-		K := (i + 1) * S
-		sc, e, o := s.sc[:K], s.e[:K], s.o[:hd]
-		for qi := 0; qi < S; qi++ {
-			qrow := qkv[(i*S+qi)*W3+h*hd:][:hd]
-			mx := int32(math.MinInt32)
-			for k := 0; k < K; k++ {
-				krow := qkv[k*W3+W+h*hd:][:hd]
-				var v int32
-				for d, a := range qrow {
-					v += int32(a) * int32(krow[d])
-				}
-				sc[k] = v
-				mx = max(mx, v)
-			}
-			var Z int64
-			for k, v := range sc {
-				idx := L.Soft.apply(int64(mx) - int64(v))
-				var ek int64
-				if idx < expLen {
-					ek = expTable[idx]
-				}
-				e[k] = ek
-				Z += ek
-			}
-			inv := (int64(1) << 47) / Z
-			clear(o)
-			for k, ek := range e {
-				p := int32(rshr(ek*inv, 32))
-				if p == 0 {
-					continue
-				}
-				vrow := qkv[k*W3+2*W+h*hd:][:hd]
-				for d, v := range vrow {
-					o[d] += p * int32(v)
-				}
-			}
-			orow := out[((i-from)*S+qi)*W+h*hd:][:hd]
-			for d, v := range o {
-				orow[d] = int8(clamp64(L.PV.apply(int64(v)), 127))
-			}
+	s.pk = igemm.PackTo(s.pk, s.kt, hd, T)
+	igemm.MulPackedTo(s.sc, T, qkv[from*S*W3+h*hd:], W3, s.pk, R, 1)
+	for row := 0; row < R; row++ {
+		K := (from + row/S + 1) * S
+		p1, p0 := s.p1[row*T:(row+1)*T], s.p0[row*T:(row+1)*T]
+		softmaxDigits(p1, p0, s.sc[row*T:row*T+K], s.e, L.Soft)
+		clear(p1[K:])
+		clear(p0[K:])
+	}
+	s.pv = igemm.PackTo(s.pv, s.v, T, hd)
+	igemm.MulPackedTo(s.o1, hd, s.p1, T, s.pv, R, 1)
+	igemm.MulPackedTo(s.o0, hd, s.p0, T, s.pv, R, 1)
+	for row := 0; row < R; row++ {
+		orow := out[row*W+h*hd:][:hd]
+		o1, o0 := s.o1[row*hd:(row+1)*hd], s.o0[row*hd:(row+1)*hd]
+		for d := range orow {
+			orow[d] = int8(clamp64(L.PV.apply(128*int64(o1[d])+int64(o0[d])), 127))
 		}
 	}
 }
@@ -356,21 +391,3 @@ func (r *Int8CPU) heads(pr *Prediction, hf []int16, h History, lo, hi int, s *in
 	}
 }
 
-// mulI8: out (rows, N) = a (rows, K) w (K, N), int32 sums.
-func mulI8(out []int32, ldo int, a []int8, lda int, w []int8, rows, K, N, threads int) {
-	for i := 0; i < rows; i++ {
-		o := out[i*ldo : i*ldo+N]
-		clear(o)
-		ar := a[i*lda : i*lda+K]
-		for k, av := range ar {
-			if av == 0 {
-				continue
-			}
-			wr := w[k*N : k*N+N]
-			x := int32(av)
-			for n, wv := range wr {
-				o[n] += x * int32(wv)
-			}
-		}
-	}
-}

@@ -164,22 +164,100 @@ func (q *qLN) to16(dst []int16, x []int32) {
 }
 
 // expSteps is the resolution of the profile's exponential: 1/expSteps nat.
-// expTable[i] = round(2^24 e^(-i/256)) for i < 4096 (16 nats), with this
-// package's expf (its bits are the same on every machine); beyond it the
-// weight is 0.
+// expTable[i] = round(2^20 e^(-i/256)) for i < 4096 (16 nats), with this
+// package's expf (its bits are the same on every machine), and
+// expTable[4096] = 0: every index past the table reads it.
 const (
 	expSteps = 256
 	expLen   = 4096
-	expOne   = 1 << 24
+	expOne   = 1 << 20
 )
 
-var expTable = func() []int64 {
-	t := make([]int64, expLen)
-	for i := range t {
-		t[i] = int64(math.Round(float64(float32(expOne) * expf(-float32(i)/expSteps))))
+var expTable = func() []int32 {
+	t := make([]int32, expLen+1)
+	for i := 0; i < expLen; i++ {
+		t[i] = int32(math.Round(float64(float32(expOne) * expf(-float32(i)/expSteps))))
 	}
 	return t
 }()
+
+// mult32 is the attention softmax's multiplier: idx = (d M + 2^(Sh-1)) >> Sh
+// in uint32 arithmetic, M in [2^9, 2^10) (smaller when Sh is 31). The scores'
+// differences d are below 2^21 (head width at most 64, |q|, |k| <= 127), so
+// nothing overflows.
+type mult32 struct {
+	M  uint32
+	Sh uint8
+}
+
+func newMult32(r float64) (mult32, error) {
+	if !(r >= 0) || math.IsInf(r, 0) {
+		return mult32{}, fmt.Errorf("worldmodel: int8: softmax ratio %g", r)
+	}
+	if r == 0 {
+		return mult32{}, nil
+	}
+	frac, e := math.Frexp(r)
+	M := uint32(math.Round(frac * (1 << 10)))
+	if M == 1<<10 {
+		M, e = 1<<9, e+1
+	}
+	sh := 10 - e
+	if sh < 0 {
+		return mult32{}, fmt.Errorf("worldmodel: int8: softmax ratio %g is too large", r)
+	}
+	if sh > 31 {
+		M, sh = uint32(math.Round(math.Ldexp(r, 31))), 31
+	}
+	return mult32{M: M, Sh: uint8(sh)}, nil
+}
+
+// softmaxDigits is the attention softmax of one query row's scores sc (its
+// keys; len(sc) <= 2048) into the base-128 digits of the Q14 probabilities:
+//
+//	mx = max sc; idx_k = min((uint32(mx - sc_k) M + 2^(Sh-1)) >> Sh, 4096)
+//	e_k = expTable[idx_k]; Z = sum e_k (< 2^31); b = bitlen(Z) - 1
+//	inv = 2^(b+15) / Z (floor); P_k = min(((e_k >> 4) inv + 2^(b-4)) >> (b-3), 16383)
+//	p1_k = P_k >> 7; p0_k = P_k & 127
+//
+// in uint32 arithmetic (Z >= 2^20, so b >= 20). e is scratch (len(sc)).
+func softmaxDigits(p1, p0 []int8, sc []int32, e []uint32, m mult32) {
+	if softmaxAVX512 && len(sc) >= 16 {
+		softmaxDigitsAVX512(p1, p0, sc, e, m)
+		return
+	}
+	softmaxDigitsGo(p1, p0, sc, e, m)
+}
+
+// softmaxNorm returns b = bitlen(Z) - 1, inv = 2^(b+15) / Z and 2^(b-4).
+func softmaxNorm(Z uint32) (b uint, inv, r2 uint32) {
+	b = uint(bits.Len32(Z) - 1)
+	return b, uint32((uint64(1) << (b + 15)) / uint64(Z)), uint32(1) << (b - 4)
+}
+
+func softmaxDigitsGo(p1, p0 []int8, sc []int32, e []uint32, m mult32) {
+	e = e[:len(sc)]
+	p1, p0 = p1[:len(sc)], p0[:len(sc)]
+	mx := sc[0]
+	for _, v := range sc {
+		mx = max(mx, v)
+	}
+	var rnd uint32
+	if m.Sh > 0 {
+		rnd = 1 << (m.Sh - 1)
+	}
+	var Z uint32
+	for k, v := range sc {
+		idx := min((uint32(mx-v)*m.M+rnd)>>m.Sh, expLen)
+		e[k] = uint32(expTable[idx])
+		Z += e[k]
+	}
+	b, inv, r2 := softmaxNorm(Z)
+	for k, ek := range e {
+		P := min(((ek>>4)*inv+r2)>>(b-3), 16383)
+		p1[k], p0[k] = int8(P>>7), int8(P&127)
+	}
+}
 
 // sigmoid table: the copy gate a = round(2^16 sigmoid(i/64)) for
 // i in [-1024, 1024].

@@ -103,15 +103,36 @@ type Packed struct {
 // is too short or K exceeds MaxK (the int32 sums could overflow): both are
 // programming errors.
 func Pack(w []int8, K, N int) *Packed {
+	return PackTo(nil, w, K, N)
+}
+
+// PackTo is Pack into dst's memory (grown when short; a new Packed when dst
+// is nil), for a matrix packed once per use (attention's keys and values).
+func PackTo(dst *Packed, w []int8, K, N int) *Packed {
 	if K < 0 || N < 0 || K > MaxK {
 		panic(fmt.Sprintf("igemm: Pack K=%d N=%d: K must be in [0, %d] so that the int32 sums cannot overflow", K, N, MaxK))
 	}
 	if N > 0 && K > len(w)/N {
 		panic(fmt.Sprintf("igemm: Pack K=%d N=%d does not fit a slice of %d", K, N, len(w)))
 	}
-	p := &Packed{k: K, n: N, groups: (K + groupK - 1) / groupK, panels: (N + panelCols - 1) / panelCols}
-	p.data = make([]int8, p.panels*p.groups*groupBytes)
-	p.bias = make([]int32, p.panels*panelCols)
+	p := dst
+	if p == nil {
+		p = new(Packed)
+	}
+	p.k, p.n, p.groups, p.panels = K, N, (K+groupK-1)/groupK, (N+panelCols-1)/panelCols
+	nd, nb := p.panels*p.groups*groupBytes, p.panels*panelCols
+	if cap(p.data) < nd {
+		p.data = make([]int8, nd)
+	} else {
+		p.data = p.data[:nd]
+		clear(p.data)
+	}
+	if cap(p.bias) < nb {
+		p.bias = make([]int32, nb)
+	} else {
+		p.bias = p.bias[:nb]
+		clear(p.bias)
+	}
 	for k := 0; k < K; k++ {
 		g, i := k/groupK, k%groupK
 		for n, v := range w[k*N : k*N+N] {

@@ -169,3 +169,29 @@ func TestKernelName(t *testing.T) {
 	}
 	t.Logf("kernels: %v", ks)
 }
+
+// TestPackToReuse packs matrices of changing shapes into one Packed and
+// checks each product against MulRef: reused memory holds nothing of the
+// previous matrix.
+func TestPackToReuse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	var p *Packed
+	for _, sh := range [][2]int{{300, 130}, {17, 5}, {64, 64}, {3, 200}, {300, 130}, {1, 1}} {
+		K, N := sh[0], sh[1]
+		w := make([]int8, K*N)
+		for i := range w {
+			w[i] = int8(rng.IntN(256) - 128)
+		}
+		a := make([]int8, 3*K)
+		for i := range a {
+			a[i] = int8(rng.IntN(256) - 128)
+		}
+		p = PackTo(p, w, K, N)
+		got, want := make([]int32, 3*N), make([]int32, 3*N)
+		MulPackedTo(got, N, a, K, p, 3, 2)
+		MulRef(want, N, a, K, w, 3, K, N)
+		if !slices.Equal(got, want) {
+			t.Fatalf("K=%d N=%d: a reused Packed gives another product", K, N)
+		}
+	}
+}

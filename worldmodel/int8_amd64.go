@@ -1,0 +1,82 @@
+//go:build amd64 && !purego
+
+package worldmodel
+
+import "golang.org/x/sys/cpu"
+
+var softmaxAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
+
+//go:noescape
+func softmaxMaxAVX512(sc *int32, n int) int32
+
+//go:noescape
+func softmaxExpAVX512(sc *int32, e *uint32, n int, table *int32, mx int32, m uint32, rnd uint32, sh uint64) (z uint32)
+
+//go:noescape
+func softmaxDigitsRowAVX512(p1, p0 *int8, e *uint32, n int, inv uint32, r2 uint32, sh uint64)
+
+// softmaxDigitsAVX512 is softmaxDigitsGo with AVX-512 over the first
+// multiple of 16 of the row and the same Go for the rest: the same integers.
+func softmaxDigitsAVX512(p1, p0 []int8, sc []int32, e []uint32, m mult32) {
+	n := len(sc)
+	e, p1, p0 = e[:n], p1[:n], p0[:n]
+	n16 := n &^ 15
+	if n16 == 0 {
+		softmaxDigitsGo(p1, p0, sc, e, m)
+		return
+	}
+	mx := softmaxMaxAVX512(&sc[0], n16)
+	for _, v := range sc[n16:] {
+		mx = max(mx, v)
+	}
+	var rnd uint32
+	if m.Sh > 0 {
+		rnd = 1 << (m.Sh - 1)
+	}
+	Z := softmaxExpAVX512(&sc[0], &e[0], n16, &expTable[0], mx, m.M, rnd, uint64(m.Sh))
+	for k := n16; k < n; k++ {
+		idx := min((uint32(mx-sc[k])*m.M+rnd)>>m.Sh, expLen)
+		e[k] = uint32(expTable[idx])
+		Z += e[k]
+	}
+	b, inv, r2 := softmaxNorm(Z)
+	softmaxDigitsRowAVX512(&p1[0], &p0[0], &e[0], n16, inv, r2, uint64(b-3))
+	for k := n16; k < n; k++ {
+		P := min(((e[k]>>4)*inv+r2)>>(b-3), 16383)
+		p1[k], p0[k] = int8(P>>7), int8(P&127)
+	}
+}
+
+//go:noescape
+func requant8AVX512(out *int8, acc *int32, bias *int32, m, rnd, sh *int64, n int)
+
+//go:noescape
+func residAVX512(x *int32, acc *int32, bias *int32, m, rnd, sh *int64, n int, lim int64)
+
+//go:noescape
+func geluAVX512(out *int8, acc *int32, bias *int32, m, rnd, sh *int64, n int, table *int32)
+
+var requantAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
+
+// rowsAVX512 runs one of the kernels above on the first multiple of 8
+// columns of every row, for do (kind 0: requant8, 1: residual, 2: GELU),
+// and returns how many columns it did per row.
+func (l *rqLinear) rowsAVX512(kind int, out8 []int8, x, acc []int32, rows int, table []int32) int {
+	N := l.N
+	n8 := N &^ 7
+	if !requantAVX512 || n8 == 0 {
+		return 0
+	}
+	for r := 0; r < rows; r++ {
+		a := &acc[r*N]
+		switch kind {
+		case 0:
+			requant8AVX512(&out8[r*N], a, &l.Bias[0], &l.m[0], &l.rnd[0], &l.sh[0], n8)
+		case 1:
+			residAVX512(&x[r*N], a, &l.Bias[0], &l.m[0], &l.rnd[0], &l.sh[0], n8, int8Resid)
+		case 2:
+			geluAVX512(&out8[r*N], a, &l.Bias[0], &l.m[0], &l.rnd[0], &l.sh[0], n8, &table[0])
+		}
+	}
+	return n8
+}

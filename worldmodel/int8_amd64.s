@@ -1,0 +1,224 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func softmaxMaxAVX512(sc *int32, n int) int32
+// n is a positive multiple of 16.
+TEXT ·softmaxMaxAVX512(SB), NOSPLIT, $0-20
+	MOVQ sc+0(FP), SI
+	MOVQ n+8(FP), CX
+	VMOVDQU32 (SI), Z0
+	ADDQ $64, SI
+	SUBQ $16, CX
+maxloop:
+	TESTQ CX, CX
+	JZ maxdone
+	VMOVDQU32 (SI), Z1
+	VPMAXSD Z1, Z0, Z0
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP maxloop
+maxdone:
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPMAXSD Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPMAXSD X1, X0, X0
+	VPSHUFD $0x4e, X0, X1
+	VPMAXSD X1, X0, X0
+	VPSHUFD $0xb1, X0, X1
+	VPMAXSD X1, X0, X0
+	VMOVD X0, AX
+	MOVL AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func softmaxExpAVX512(sc *int32, e *uint32, n int, table *int32, mx int32, m uint32, rnd uint32, sh uint64) (z uint32)
+// e_k = table[min((uint32(mx - sc_k) m + rnd) >> sh, 4096)]; returns the
+// uint32 sum of e. n is a positive multiple of 16.
+TEXT ·softmaxExpAVX512(SB), NOSPLIT, $0-60
+	MOVQ sc+0(FP), SI
+	MOVQ e+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ table+24(FP), R8
+	MOVL mx+32(FP), AX
+	VPBROADCASTD AX, Z0
+	MOVL m+36(FP), AX
+	VPBROADCASTD AX, Z1
+	MOVL rnd+40(FP), AX
+	VPBROADCASTD AX, Z2
+	MOVL $4096, AX
+	VPBROADCASTD AX, Z3
+	MOVQ sh+48(FP), AX
+	VMOVQ AX, X4
+	VPXORD Z7, Z7, Z7
+exploop:
+	VMOVDQU32 (SI), Z5
+	VPSUBD Z5, Z0, Z5
+	VPMULLD Z1, Z5, Z5
+	VPADDD Z2, Z5, Z5
+	VPSRLD X4, Z5, Z5
+	VPMINUD Z3, Z5, Z5
+	KXNORW K1, K1, K1
+	VPXORD Z6, Z6, Z6
+	VPGATHERDD (R8)(Z5*4), K1, Z6
+	VMOVDQU32 Z6, (DI)
+	VPADDD Z6, Z7, Z7
+	ADDQ $64, SI
+	ADDQ $64, DI
+	SUBQ $16, CX
+	JNZ exploop
+	VEXTRACTI64X4 $1, Z7, Y1
+	VPADDD Y1, Y7, Y7
+	VEXTRACTI128 $1, Y7, X1
+	VPADDD X1, X7, X7
+	VPSHUFD $0x4e, X7, X1
+	VPADDD X1, X7, X7
+	VPSHUFD $0xb1, X7, X1
+	VPADDD X1, X7, X7
+	VMOVD X7, AX
+	MOVL AX, z+56(FP)
+	VZEROUPPER
+	RET
+
+// func softmaxDigitsRowAVX512(p1, p0 *int8, e *uint32, n int, inv uint32, r2 uint32, sh uint64)
+// P = min(((e >> 4) inv + r2) >> sh, 16383); p1 = P >> 7; p0 = P & 127.
+// n is a positive multiple of 16.
+TEXT ·softmaxDigitsRowAVX512(SB), NOSPLIT, $0-48
+	MOVQ p1+0(FP), DI
+	MOVQ p0+8(FP), DX
+	MOVQ e+16(FP), SI
+	MOVQ n+24(FP), CX
+	MOVL inv+32(FP), AX
+	VPBROADCASTD AX, Z1
+	MOVL r2+36(FP), AX
+	VPBROADCASTD AX, Z2
+	MOVQ sh+40(FP), AX
+	VMOVQ AX, X4
+	MOVL $16383, AX
+	VPBROADCASTD AX, Z3
+	MOVL $127, AX
+	VPBROADCASTD AX, Z8
+digloop:
+	VMOVDQU32 (SI), Z5
+	VPSRLD $4, Z5, Z5
+	VPMULLD Z1, Z5, Z5
+	VPADDD Z2, Z5, Z5
+	VPSRLD X4, Z5, Z5
+	VPMINUD Z3, Z5, Z5
+	VPSRLD $7, Z5, Z6
+	VPANDD Z8, Z5, Z5
+	VPMOVDB Z6, (DI)
+	VPMOVDB Z5, (DX)
+	ADDQ $64, SI
+	ADDQ $16, DI
+	ADDQ $16, DX
+	SUBQ $16, CX
+	JNZ digloop
+	VZEROUPPER
+	RET
+
+// REQ: Z0 = rshr((acc + bias) M, sh) for 8 columns: 64-bit lanes, the
+// product of the low 32 bits (VPMULDQ, exact as |acc + bias| < 2^31 and
+// M < 2^31). SI acc, BX bias, R9 M, R10 rnd, R11 sh. Temps Z1.
+#define REQ \
+	VPMOVSXDQ (SI), Z0; \
+	VPMOVSXDQ (BX), Z1; \
+	VPADDQ Z1, Z0, Z0; \
+	VPMULDQ (R9), Z0, Z0; \
+	VPADDQ (R10), Z0, Z0; \
+	VPSRAVQ (R11), Z0, Z0
+
+#define ADVANCE \
+	ADDQ $32, SI; \
+	ADDQ $32, BX; \
+	ADDQ $64, R9; \
+	ADDQ $64, R10; \
+	ADDQ $64, R11
+
+// func requant8AVX512(out *int8, acc *int32, bias *int32, m, rnd, sh *int64, n int)
+// out = clamp(rshr((acc + bias) m, sh), +-127); n a positive multiple of 8.
+TEXT ·requant8AVX512(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), DI
+	MOVQ acc+8(FP), SI
+	MOVQ bias+16(FP), BX
+	MOVQ m+24(FP), R9
+	MOVQ rnd+32(FP), R10
+	MOVQ sh+40(FP), R11
+	MOVQ n+48(FP), CX
+	MOVQ $127, AX
+	VPBROADCASTQ AX, Z2
+	NEGQ AX
+	VPBROADCASTQ AX, Z3
+rq8loop:
+	REQ
+	VPMINSQ Z2, Z0, Z0
+	VPMAXSQ Z3, Z0, Z0
+	VPMOVQB Z0, (DI)
+	ADVANCE
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JNZ rq8loop
+	VZEROUPPER
+	RET
+
+// func residAVX512(x *int32, acc *int32, bias *int32, m, rnd, sh *int64, n int, lim int64)
+// x = clamp(x + rshr((acc + bias) m, sh), +-lim); n a positive multiple of 8.
+TEXT ·residAVX512(SB), NOSPLIT, $0-64
+	MOVQ x+0(FP), DI
+	MOVQ acc+8(FP), SI
+	MOVQ bias+16(FP), BX
+	MOVQ m+24(FP), R9
+	MOVQ rnd+32(FP), R10
+	MOVQ sh+40(FP), R11
+	MOVQ n+48(FP), CX
+	MOVQ lim+56(FP), AX
+	VPBROADCASTQ AX, Z2
+	NEGQ AX
+	VPBROADCASTQ AX, Z3
+residloop:
+	REQ
+	VPMOVSXDQ (DI), Z4
+	VPADDQ Z4, Z0, Z0
+	VPMINSQ Z2, Z0, Z0
+	VPMAXSQ Z3, Z0, Z0
+	VPMOVQD Z0, (DI)
+	ADVANCE
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ residloop
+	VZEROUPPER
+	RET
+
+// func geluAVX512(out *int8, acc *int32, bias *int32, m, rnd, sh *int64, n int, table *int32)
+// out = table[clamp(rshr((acc + bias) m, sh), +-2048) + 2048]; n a positive
+// multiple of 8.
+TEXT ·geluAVX512(SB), NOSPLIT, $0-64
+	MOVQ out+0(FP), DI
+	MOVQ acc+8(FP), SI
+	MOVQ bias+16(FP), BX
+	MOVQ m+24(FP), R9
+	MOVQ rnd+32(FP), R10
+	MOVQ sh+40(FP), R11
+	MOVQ n+48(FP), CX
+	MOVQ table+56(FP), R8
+	MOVQ $2048, AX
+	VPBROADCASTQ AX, Z2
+	NEGQ AX
+	VPBROADCASTQ AX, Z3
+	MOVQ $2048, AX
+	VPBROADCASTQ AX, Z4
+geluloop:
+	REQ
+	VPMINSQ Z2, Z0, Z0
+	VPMAXSQ Z3, Z0, Z0
+	VPADDQ Z4, Z0, Z0
+	KXNORW K1, K1, K1
+	VPXORD Y5, Y5, Y5
+	VPGATHERQD (R8)(Z0*4), K1, Y5
+	VPMOVDB Y5, (DI)
+	ADVANCE
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JNZ geluloop
+	VZEROUPPER
+	RET

@@ -1,0 +1,145 @@
+package worldmodel
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+func TestIsqrt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 1))
+	vals := []uint64{0, 1, 2, 3, 4, 15, 16, 17, 1<<62 - 1, 1 << 62, math.MaxUint64}
+	for i := 0; i < 5000; i++ {
+		vals = append(vals, rng.Uint64()>>rng.IntN(64))
+	}
+	for _, x := range vals {
+		r := isqrt(x)
+		hi, lo := mulFull(r, r)
+		hi1, lo1 := mulFull(r+1, r+1)
+		if hi != 0 || lo > x || (hi1 == 0 && lo1 <= x && r+1 != 0) {
+			t.Fatalf("isqrt(%d) = %d", x, r)
+		}
+	}
+}
+
+func mulFull(a, b uint64) (uint64, uint64) {
+	p := new(big.Int).Mul(new(big.Int).SetUint64(a), new(big.Int).SetUint64(b))
+	lo := new(big.Int).And(p, new(big.Int).SetUint64(math.MaxUint64)).Uint64()
+	return new(big.Int).Rsh(p, 64).Uint64(), lo
+}
+
+// TestMultApply checks the fixed-point multipliers against exact rational
+// arithmetic: apply is floor(v M / 2^Sh + 1/2), and M / 2^Sh is within
+// 2^-30 (relative) of the ratio it was made from.
+func TestMultApply(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 1))
+	for i := 0; i < 2000; i++ {
+		r := math.Ldexp(0.5+rng.Float64()/2, rng.IntN(60)-40)
+		m, err := newMult(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := math.Ldexp(float64(m.M), -int(m.Sh))
+		if m.Sh < 62 && math.Abs(got-r) > r*math.Ldexp(1, -30) {
+			t.Fatalf("newMult(%g) = %d/2^%d = %g", r, m.M, m.Sh, got)
+		}
+		v := rng.Int64N(1<<32) - 1<<31
+		want := new(big.Int).Mul(big.NewInt(v), big.NewInt(m.M))
+		if m.Sh > 0 {
+			want.Add(want, new(big.Int).Lsh(big.NewInt(1), uint(m.Sh-1)))
+		}
+		want.Rsh(want, uint(m.Sh)) // floor for negatives too
+		if a := m.apply(v); a != want.Int64() {
+			t.Fatalf("apply(%d) with %d/2^%d = %d, want %d", v, m.M, m.Sh, a, want)
+		}
+		u := rng.Uint64() >> 1
+		wu := new(big.Int).Mul(new(big.Int).SetUint64(u), big.NewInt(m.M))
+		if m.Sh > 0 {
+			wu.Add(wu, new(big.Int).Lsh(big.NewInt(1), uint(m.Sh-1)))
+		}
+		wu.Rsh(wu, uint(m.Sh))
+		wantU := uint64(math.MaxUint64)
+		if wu.IsUint64() {
+			wantU = wu.Uint64()
+		}
+		if a := m.applyWide(u); a != wantU {
+			t.Fatalf("applyWide(%d) with %d/2^%d = %d, want %d", u, m.M, m.Sh, a, wantU)
+		}
+	}
+	if _, err := newMult(math.Ldexp(1, 40)); err == nil {
+		t.Error("a ratio of 2^40 was taken")
+	}
+	if _, err := newMult(math.NaN()); err == nil {
+		t.Error("NaN was taken")
+	}
+}
+
+// TestSoftmaxDigitsKernel compares the AVX-512 softmax with the Go one on
+// rows of every length up to 512 and extreme scores.
+func TestSoftmaxDigitsKernel(t *testing.T) {
+	if !softmaxAVX512 {
+		t.Skip("no AVX-512 on this machine: the Go softmax is the only one")
+	}
+	rng := rand.New(rand.NewPCG(5, 1))
+	for n := 1; n <= 512; n += 1 + n/16 {
+		for trial := 0; trial < 4; trial++ {
+			sc := make([]int32, n)
+			lim := []int32{1, 100, 1 << 12, 1 << 20}[trial]
+			for k := range sc {
+				sc[k] = rng.Int32N(2*lim+1) - lim
+			}
+			m, err := newMult32(math.Ldexp(0.5+rng.Float64()/2, rng.IntN(20)-12))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := make([]uint32, n)
+			a1, a0, b1, b0 := make([]int8, n), make([]int8, n), make([]int8, n), make([]int8, n)
+			softmaxDigitsGo(a1, a0, sc, e, m)
+			softmaxDigitsAVX512(b1, b0, sc, e, m)
+			if !slices.Equal(a1, b1) || !slices.Equal(a0, b0) {
+				t.Fatalf("n=%d trial %d: AVX-512 digits differ from Go's", n, trial)
+			}
+			var sum int
+			for k := range a1 {
+				sum += 128*int(a1[k]) + int(a0[k])
+			}
+			if sum < 16384*95/100 || sum > 16384+n {
+				t.Fatalf("n=%d: probabilities sum to %d/16384", n, sum)
+			}
+		}
+	}
+}
+
+// TestQuantizeWeights checks the integer table: total 2^prec, every entry
+// >= 1, and each within 1 + the fix-up of its exact share.
+func TestQuantizeWeights(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 1))
+	for i := 0; i < 3000; i++ {
+		n := 2 + rng.IntN(255)
+		w := make([]uint64, n)
+		for k := range w {
+			if rng.IntN(3) > 0 {
+				w[k] = rng.Uint64() >> (17 + rng.IntN(47))
+			}
+		}
+		w[rng.IntN(n)] |= 1
+		prec := uint(8 + rng.IntN(21))
+		if n > 1<<prec/2 {
+			continue
+		}
+		f := make([]uint32, n)
+		quantizeWeights(f, slices.Clone(w), prec)
+		var tot uint64
+		for _, v := range f {
+			if v < 1 {
+				t.Fatalf("entry 0")
+			}
+			tot += uint64(v)
+		}
+		if tot != 1<<prec {
+			t.Fatalf("total %d, want 2^%d", tot, prec)
+		}
+	}
+}
