@@ -35,13 +35,13 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Bundle is everything a writer and its decoder share.
 type Bundle struct {
-	OPQ       *opq.Quantizer
-	Model     *worldmodel.Model
-	Profile   string // inference profile: worldmodel.ProfileF32 or ProfileInt8
+	OPQ     *opq.Quantizer
+	Model   *worldmodel.Model
+	Profile string // inference profile: worldmodel.ProfileF32 or ProfileInt8
 	// Int8 is the integer network of the int8 profile (Profile "int8"),
 	// made from Model by worldmodel.CalibrateInt8; nil in the f32 profile.
-	Int8 *worldmodel.Int8Model
-	Precision uint   // log2 of every frequency table's total
+	Int8      *worldmodel.Int8Model
+	Precision uint // log2 of every frequency table's total
 	Policy    Policy
 	// Reader is the frozen reader that defines answer loss (nil until the
 	// reader stage ran). It calibrates the policy; decoders never need it.

@@ -390,4 +390,3 @@ func (r *Int8CPU) heads(pr *Prediction, hf []int16, h History, lo, hi int, s *in
 		pr.Entropy[j] = entropy.EntropyQ16(f)
 	}
 }
-
