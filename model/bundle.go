@@ -118,6 +118,15 @@ func (b *Bundle) Check() error {
 	return b.Policy.CheckCoords(cfg.Coords())
 }
 
+// FormatVersion is the file format b is written in: Version, or
+// VersionInt8 when it carries an int8 network.
+func (b *Bundle) FormatVersion() int {
+	if b.Int8 != nil {
+		return VersionInt8
+	}
+	return Version
+}
+
 // Predictor returns the CPU backend of b's profile: worldmodel.CPU for
 // f32, worldmodel.Int8CPU for int8, at b's precision.
 func (b *Bundle) Predictor(opts ...worldmodel.Option) (worldmodel.Predictor, error) {
@@ -164,11 +173,7 @@ func (b *Bundle) Bytes() ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	buf.WriteString(Magic)
-	version := uint32(Version)
-	if b.Int8 != nil {
-		version = VersionInt8
-	}
-	binary.Write(&buf, binary.LittleEndian, version)
+	binary.Write(&buf, binary.LittleEndian, uint32(b.FormatVersion()))
 	hdr, err := json.Marshal(b.header())
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)

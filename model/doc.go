@@ -43,7 +43,16 @@
 //	opq       uint64 length + an opq file (opq.WriteTo)
 //	weights   uint64 length + a worldmodel weights file (Model.WriteTo)
 //	reader    uint64 length + a reader probe file (0: no reader yet)
+//	int8      version 2 only: uint64 length + the int8 network
+//	          (worldmodel.Int8Model.WriteTo)
 //	crc       uint32, CRC-32C of every byte before it
+//
+// A bundle in the f32 profile is version 1, byte for byte as before the
+// int8 profile; one in the int8 profile (Profile "int8", made by 'memowm
+// model int8') is version 2: the f32 weights it was made from stay in the
+// weights part (its input embedding runs from them), and the integer
+// network follows the reader. Predictor returns the backend of the
+// bundle's profile.
 //
 // # Invariants
 //

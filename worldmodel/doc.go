@@ -63,8 +63,27 @@
 // sum by thread); it is not part of the f32 profile (the weights it writes
 // are).
 //
+// # The int8 profile
+//
+// CalibrateInt8 converts a model to integer inference (int8.go): int8
+// matrices with a scale per output column, activations quantized to int8
+// with scales from the largest magnitudes the f32 model reaches on
+// calibration histories, int32 accumulation (internal/igemm: AVX-512 VNNI,
+// AVX2 or Go, all exact), requantisation by fixed-point multipliers, an
+// integer LayerNorm with an integer square root, GELU by table, the
+// attention softmax and copy gate by exponential and sigmoid tables, an
+// int16 head with int64 logits, and an integer frequency table
+// (int8_ops.go states every rule). Int8CPU runs it; the Int8Model's file
+// (int8_file.go) is a part of a version-2 bundle. The input tokens are the
+// f32 profile's (exact on every machine), rounded to the residual's fixed
+// point.
+//
 // # Invariants
 //
+//   - Profile "int8": the tables are integers computed by the rules of
+//     int8_ops.go; no sum can overflow its type, so their order does not
+//     matter, and threads, batches, SIMD kernels and architectures give the
+//     same bits (TestInt8Exact, testdata/golden_int8.txt).
 //   - Profile "f32": for the same weights and histories, Forward and Predict
 //     give the same bits for any batch composition, thread count and
 //     architecture. Every dot product is summed left to right with each

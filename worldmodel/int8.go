@@ -253,3 +253,19 @@ func (c *Config) checkInt8() error {
 	}
 	return nil
 }
+
+// Int8Info describes an int8 network for people (inspect).
+type Int8Info struct {
+	ResidualFracBits int `json:"residual_frac_bits"` // fractional bits of the residual stream
+	WeightBytes      int `json:"weight_bytes"`       // int8 matrix weights and int16 head weights
+}
+
+// Info returns q's description.
+func (q *Int8Model) Info() Int8Info {
+	n := 0
+	for i := range q.Layers {
+		L := &q.Layers[i]
+		n += len(L.QKV.W) + len(L.O.W) + len(L.W1.W) + len(L.W2.W)
+	}
+	return Int8Info{ResidualFracBits: int(q.Frac), WeightBytes: n + 2*len(q.Emb) + 2*len(q.Copy)}
+}

@@ -773,21 +773,30 @@ func inspectBundle(path string, asJSON bool, stdout io.Writer) error {
 	if asJSON {
 		e := json.NewEncoder(stdout)
 		e.SetIndent("", "  ")
-		return e.Encode(map[string]any{
-			"in": path, "kind": "bundle", "version": model.Version, "file_bytes": st.Size(), "bundle_sha256": b.HashString(),
+		obj := map[string]any{
+			"in": path, "kind": "bundle", "version": b.FormatVersion(), "file_bytes": st.Size(), "bundle_sha256": b.HashString(),
 			"profile": b.Profile, "precision": b.Precision, "policy": b.Policy, "reader": b.Reader != nil,
 			"training": b.Training, "trained": b.Training.Complete(),
 			"opq":         map[string]any{"shape": b.OPQ.Shape(), "codewords": b.OPQ.Codewords(), "books": b.OPQ.Books(), "info": b.OPQ.Info()},
 			"world_model": map[string]any{"config": cfg, "params": cfg.NumParams()},
-		})
+		}
+		if b.Int8 != nil {
+			obj["int8"] = b.Int8.Info()
+		}
+		return e.Encode(obj)
 	}
-	fmt.Fprintf(stdout, "file          %s (model bundle, format %d, %s)\n", path, model.Version, humanBytes(st.Size()))
+	fmt.Fprintf(stdout, "file          %s (model bundle, format %d, %s)\n", path, b.FormatVersion(), humanBytes(st.Size()))
 	fmt.Fprintf(stdout, "sha256        %s\n", b.HashString())
 	fmt.Fprintf(stdout, "quantizer     %v states -> %d codes of %d codewords, %d codebooks, %s rotation\n",
 		b.OPQ.Shape(), b.OPQ.Shape().Codes, b.OPQ.Codewords(), b.OPQ.Books(), b.OPQ.Info().Rotation)
 	fmt.Fprintf(stdout, "world model   %s: %d layers, width %d, %d heads, MLP %d, window %d; %d parameters\n",
 		cfg.Preset, cfg.Layers, cfg.Width(), cfg.Heads, cfg.MLP, cfg.MaxHistory, cfg.NumParams())
 	fmt.Fprintf(stdout, "coding        profile %s, precision %d, policy %s\n", b.Profile, b.Precision, b.Policy)
+	if b.Int8 != nil {
+		in := b.Int8.Info()
+		fmt.Fprintf(stdout, "int8 network  %s of int8/int16 weights, residual stream with %d fractional bits; the f32 weights it was made from are kept\n",
+			humanBytes(int64(in.WeightBytes)), in.ResidualFracBits)
+	}
 	fmt.Fprintf(stdout, "training      %s", b.Training)
 	if sec, ok := b.Training.TotalSeconds(); ok {
 		fmt.Fprintf(stdout, "; %s of training in all", trainTime(sec))
