@@ -160,3 +160,51 @@ func BenchmarkEncodeMixMany(b *testing.B)      { benchmarkMany(b, Options{Mix: t
 func BenchmarkDecodeMixMany(b *testing.B)      { benchmarkMany(b, Options{Mix: true}, false, true) }
 func BenchmarkEncodeMixManyDense(b *testing.B) { benchmarkMany(b, Options{Mix: true}, true, false) }
 func BenchmarkDecodeMixManyDense(b *testing.B) { benchmarkMany(b, Options{Mix: true}, true, true) }
+
+// replay is a predictor that returns the predictions it recorded, call by
+// call, from rec (its first run records them): a benchmark of a lossless
+// writer or decoder with it measures the coding alone, without the world
+// model.
+type replay struct {
+	worldmodel.Predictor
+	calls [][]worldmodel.Prediction
+	n     int
+	rec   bool
+}
+
+func (r *replay) Predict(dst []worldmodel.Prediction, hs []worldmodel.History) ([]worldmodel.Prediction, error) {
+	if r.rec {
+		out, err := r.Predictor.Predict(nil, hs)
+		if err != nil {
+			return nil, err
+		}
+		r.calls = append(r.calls, out)
+		return out, nil
+	}
+	out := r.calls[r.n%len(r.calls)]
+	r.n++
+	return out, nil
+}
+
+// The coding of the many-episode file alone (the world model's predictions
+// replayed), encode and decode:
+//
+//	go test ./codec -run '^$' -bench 'Coding' -benchtime 3x -cpu 1,2
+func benchmarkCoding(b *testing.B, dense, decode bool) {
+	bun, p, eps, obs := manyFixture(b, dense)
+	rp := &replay{Predictor: p, rec: true}
+	keep := model.Policy{Kind: model.KeepAll}
+	path, _ := encodeFileWith(b, bun, rp, keep, Options{Mix: true}, eps)
+	rp.rec = false
+	if decode {
+		benchDecode(b, bun, rp, eps, obs, Options{Mix: true})
+	} else {
+		benchEncode(b, bun, rp, eps, obs, Options{Mix: true})
+	}
+	_ = path
+}
+
+func BenchmarkEncodeCoding(b *testing.B)      { benchmarkCoding(b, false, false) }
+func BenchmarkDecodeCoding(b *testing.B)      { benchmarkCoding(b, false, true) }
+func BenchmarkEncodeCodingDense(b *testing.B) { benchmarkCoding(b, true, false) }
+func BenchmarkDecodeCodingDense(b *testing.B) { benchmarkCoding(b, true, true) }

@@ -179,6 +179,7 @@ type mixCoder struct {
 	reach     []uint64
 	freq      []uint32
 	rankBuf   []uint8 // the ranks of the codes in the order in use (rankTo)
+	sink      uint32  // the sum of what the prefetches read (mixprefetch.go); never used
 	without   MixPart
 	observe   func(t, j int, hQ16 uint32, mode uint8) // SimOptions.Observe for this episode
 }
@@ -334,6 +335,7 @@ func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *
 	var cost uint64
 	total := uint32(1) << prec
 	akey := actionKey(a)
+	m.prefetchState()
 	changedSlots := 0
 	m.repeated, m.omitted, m.recovered = 0, 0, 0
 	for s := 0; s < m.slots; s++ {

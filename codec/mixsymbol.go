@@ -20,6 +20,8 @@ type symCtx struct {
 	mset, tmem  int
 	keys        [mixContexts]uint64
 	noWM, noCtx bool
+	j, hi       int     // the coordinate, and the end of its slot
+	rec         []uint8 // the slot's codes before j
 }
 
 // prepare fills sc for coordinate j; rec holds the slot's codes before j.
@@ -28,6 +30,7 @@ type symCtx struct {
 func (m *mixCoder) prepare(sc *symCtx, pr *worldmodel.Prediction, j int, prev, rec []uint8, cb int) {
 	tbl := pr.Table(j)
 	p := int(prev[j])
+	sc.j, sc.hi, sc.rec = j, (j/m.perSlot+1)*m.perSlot, rec
 	// Codes are coded as ranks from the previous code (Neighbours): the
 	// world model's table and the candidates are mapped.
 	sc.order, sc.rank = m.nb.row(j, p), m.rankBuf
@@ -223,6 +226,9 @@ func (m *mixCoder) codeSymbol(io bitIO, sc *symCtx, z int) (int, uint64, error) 
 	for d := 0; d < m.bits; d++ {
 		if d%3 == 0 {
 			m.blocksFor(sc, node, blocks)
+		}
+		if d == m.bits-1 {
+			m.prefetchNext(sc, sc.rec, sc.j, node<<1-m.nodes)
 		}
 		m.predictNode(sc, np, blocks, node, d)
 		y, err := io.code(r>>(m.bits-1-d)&1, np.pf)
