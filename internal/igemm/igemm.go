@@ -54,6 +54,29 @@ func best() kernelID {
 // Kernel names the kernel MulPackedTo uses: "avx512vnni", "avx2" or "go".
 func Kernel() string { return kernel.String() }
 
+// Kernels lists the kernels this machine and build can run, slowest first.
+func Kernels() []string {
+	var names []string
+	for _, k := range supported() {
+		names = append(names, k.String())
+	}
+	return names
+}
+
+// Use makes MulPackedTo run the named kernel (one of Kernels) from now on,
+// for checks that every kernel writes the same files (scripts/crossarch)
+// and for benchmarks. All give the same results; it is not safe to call
+// while products run.
+func Use(name string) error {
+	for _, k := range supported() {
+		if k.String() == name {
+			kernel = k
+			return nil
+		}
+	}
+	return fmt.Errorf("igemm: kernel %q is not available here (have %v)", name, Kernels())
+}
+
 // MulRef is the plain reference: for i < rows and n < N,
 //
 //	out[i*ldo+n] = sum over k < K of int32(a[i*lda+k]) * int32(w[k*N+n])

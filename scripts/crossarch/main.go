@@ -42,6 +42,7 @@ import (
 
 	"github.com/memowm/memowm/codec"
 	fixturepkg "github.com/memowm/memowm/internal/fixture"
+	"github.com/memowm/memowm/internal/igemm"
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/opq"
 	"github.com/memowm/memowm/trajectory"
@@ -52,7 +53,14 @@ func main() {
 	dir := flag.String("dir", "", "folder for the files (default: a temporary folder, removed on exit)")
 	save := flag.String("save", "", "save the fixture's bundle and episodes to this folder")
 	load := flag.String("load", "", "write the files from the bundle and episodes saved in this folder")
+	kernel := flag.String("kernel", "", "the int8 products' kernel (internal/igemm: go, avx2, avx512vnni; default the fastest)")
 	flag.Parse()
+	if *kernel != "" {
+		if err := igemm.Use(*kernel); err != nil {
+			fmt.Fprintln(os.Stderr, "crossarch:", err)
+			os.Exit(2)
+		}
+	}
 	if flag.NArg() > 0 || (*save != "" && *load != "") {
 		fmt.Fprintln(os.Stderr, "usage: crossarch [-dir DIR] [-save DIR | -load DIR]")
 		os.Exit(2)
@@ -165,6 +173,61 @@ func run(dir, save, load string) error {
 		sum := sha256.Sum256(data)
 		fmt.Printf("%-26s %s %d bytes\n", f.name, hex.EncodeToString(sum[:]), len(data))
 	}
+	return writeInt8(dir, b, eps, rep)
+}
+
+// writeInt8 makes the int8 profile's bundle from b, calibrated on every
+// window of eps, and writes and checks files with it: the integer network
+// and the files must be the same on every architecture and kernel.
+func writeInt8(dir string, b *model.Bundle, eps, rep []*trajectory.Episode) error {
+	cfg := b.Model.Config()
+	seqs := make(worldmodel.Seqs, len(eps))
+	for i, ep := range eps {
+		seqs[i] = worldmodel.Sequence{Codes: ep.Codes, Actions: ep.Actions}
+	}
+	hs, err := cfg.CalibrationHistories(seqs, 64)
+	if err != nil {
+		return err
+	}
+	q, err := worldmodel.CalibrateInt8(b.Model, hs, runtime.GOMAXPROCS(0))
+	if err != nil {
+		return err
+	}
+	b8 := *b
+	b8.Profile, b8.Int8 = worldmodel.ProfileInt8, q
+	if _, err := b8.Bytes(); err != nil { // sets its hash
+		return err
+	}
+	fmt.Printf("%-26s %s (igemm kernel %s)\n", "int8-network", hashWriterTo(q), igemm.Kernel())
+	fmt.Printf("%-26s %s\n", "int8-bundle", b8.HashString())
+	p, err := b8.Predictor()
+	if err != nil {
+		return err
+	}
+	keep := model.Policy{Kind: model.KeepAll}
+	for _, f := range []struct {
+		name string
+		opt  codec.Options
+		eps  []*trajectory.Episode
+	}{
+		{"int8-plain.mwm", codec.Options{}, eps},
+		{"int8-mix.mwm", codec.Options{Mix: true}, eps},
+		{"int8-mix-repeating.mwm", codec.Options{Mix: true}, rep},
+	} {
+		path := filepath.Join(dir, f.name)
+		if err := write(path, &b8, p, keep, f.opt, f.eps); err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		if err := check(path, &b8, p, f.eps); err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(data)
+		fmt.Printf("%-26s %s %d bytes\n", f.name, hex.EncodeToString(sum[:]), len(data))
+	}
 	return nil
 }
 
@@ -244,9 +307,17 @@ const (
 
 // saved is what -save writes besides the bundle: the episodes (codes and
 // actions) and the sim states they were quantized from.
+// saved is what -save writes: the episodes' codes and actions (gob cannot
+// encode trajectory.Episode's compact form, which has no exported fields).
 type saved struct {
-	Episodes []*trajectory.Episode
+	Episodes []savedEpisode
 	States   [][][]float32
+}
+
+type savedEpisode struct {
+	ID      int64
+	Codes   [][]uint8
+	Actions []trajectory.Action
 }
 
 func saveEpisodes(path string, eps []*trajectory.Episode, states [][][]float32) error {
@@ -254,7 +325,14 @@ func saveEpisodes(path string, eps []*trajectory.Episode, states [][][]float32) 
 	if err != nil {
 		return err
 	}
-	if err := gob.NewEncoder(f).Encode(saved{eps, states}); err != nil {
+	plain := make([]savedEpisode, len(eps))
+	for i, ep := range eps {
+		plain[i] = savedEpisode{ID: ep.ID, Codes: make([][]uint8, ep.Len()), Actions: ep.Actions}
+		for t := range plain[i].Codes {
+			plain[i].Codes[t] = ep.CodesAt(nil, t)
+		}
+	}
+	if err := gob.NewEncoder(f).Encode(saved{plain, states}); err != nil {
 		f.Close()
 		return err
 	}
@@ -274,12 +352,14 @@ func loadEpisodes(path string) ([]*trajectory.Episode, [][][]float32, error) {
 	if len(s.Episodes) == 0 || len(s.States) == 0 {
 		return nil, nil, errors.New(path + ": no episodes")
 	}
-	for _, ep := range s.Episodes {
+	eps := make([]*trajectory.Episode, len(s.Episodes))
+	for i, ep := range s.Episodes {
 		if ep.Actions == nil {
 			ep.Actions = []trajectory.Action{} // gob drops empty slices
 		}
+		eps[i] = &trajectory.Episode{ID: ep.ID, Codes: ep.Codes, Actions: ep.Actions}
 	}
-	return s.Episodes, s.States, nil
+	return eps, s.States, nil
 }
 
 // encodeHash is the sha256 of q's codes of every state.
