@@ -179,7 +179,6 @@ type mixCoder struct {
 	reach     []uint64
 	freq      []uint32
 	rankBuf   []uint8 // the ranks of the codes in the order in use (rankTo)
-	sink      uint32  // the sum of what the prefetches read (mixprefetch.go); never used
 	without   MixPart
 	observe   func(t, j int, hQ16 uint32, mode uint8) // SimOptions.Observe for this episode
 }

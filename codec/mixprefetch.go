@@ -1,38 +1,61 @@
 package codec
 
-// Most of the mixing prior's time per code goes to cache misses on its
+import (
+	"unsafe"
+
+	"github.com/memowm/memowm/worldmodel"
+)
+
+// Most of the mixing prior's time per code went to cache misses on its
 // large hashed tables (the code counts by left neighbour, the match and
 // transition indexes), each read once per coordinate at a key that the
-// coordinate before decides. These functions load, early, the lines that
-// the next reads will need, so that their misses overlap the work in
-// between instead of stalling it: before the last binary decision of a
-// code, the lines of the next coordinate for both outcomes; at the start of
-// a state, every slot's transition entry. They only read, and what they
-// read is discarded (summed into mixCoder.sink so that the loads stay):
-// nothing they do changes a bit of the output.
+// coordinate before decides, and on the world model's tables. These
+// functions ask the processor (prefetch) for the lines that the next reads
+// will need, early enough for their misses to overlap the work in between:
+// two decisions before the end of a code, the next coordinate's lines for
+// each of the codes still possible; at the start of a state, every slot's
+// transition entry. A prefetch changes nothing a program can see, so
+// nothing here changes a bit of the output.
 
-// prefetchNext loads the lines that coordinate j+1 of the slot in progress
-// will read if coordinate j takes rank r0 or r0+1 (whichever are codes).
+// prefetchNext asks for the lines that coordinate j+1 of the slot in
+// progress will read if coordinate j takes one of the ranks [r0, r1).
 // rec holds the slot's codes before j.
-func (m *mixCoder) prefetchNext(sc *symCtx, rec []uint8, j, r0 int) {
+func (m *mixCoder) prefetchNext(sc *symCtx, pr *worldmodel.Prediction, j, r0, r1 int) {
 	next := j + 1
 	if next >= sc.hi {
 		return
 	}
-	var s uint32
-	s += uint32(m.counts[next*m.C])
-	rows := uint64(len(m.countsL)/m.C - 1)
+	C := m.C
+	prefetchU32(pr.Freq, next*C)
+	prefetchU16(m.counts, next*C)
+	rows := uint64(len(m.countsL)/C - 1)
 	mt := &m.match
 	look := mt.on && mt.mLen <= 1 // the prefix match is looked up again unless it holds and is right
-	for r := r0; r <= r0+1 && r < m.C; r++ {
+	for r := r0; r < r1 && r < C; r++ {
 		c := sc.order[r]
-		row := int(mixHash(uint64(next)<<16|uint64(c))&rows) * m.C
-		s += uint32(m.countsL[row])
+		prefetchU16(m.countsL, int(mixHash(uint64(next)<<16|uint64(c))&rows)*C)
 		if look {
-			s += uint32(mt.index[mt.prefixKeyWith(rec, mt.lo, next, c)])
+			prefetchI32(mt.index, mt.prefixKeyWith(sc.rec, mt.lo, next, c))
 		}
 	}
-	m.sink += s
+}
+
+func prefetchU16(s []uint16, i int) {
+	if uint(i) < uint(len(s)) {
+		prefetch((*byte)(unsafe.Pointer(&s[i])))
+	}
+}
+
+func prefetchU32(s []uint32, i int) {
+	if uint(i) < uint(len(s)) {
+		prefetch((*byte)(unsafe.Pointer(&s[i])))
+	}
+}
+
+func prefetchI32(s []int32, i int) {
+	if uint(i) < uint(len(s)) {
+		prefetch((*byte)(unsafe.Pointer(&s[i])))
+	}
 }
 
 // prefixKeyWith is prefixKey(z, lo, j) for z whose code j-1 is last
@@ -46,21 +69,18 @@ func (m *matchModel) prefixKeyWith(z []uint8, lo, j int, last uint8) int {
 	return int(mixHash(key^uint64(j)<<48) & m.mask)
 }
 
-// prefetchState loads every slot's transition entry and the first code's
-// counts by left neighbour, before state t's repeat decisions.
+// prefetchState asks for every slot's transition entry and the first
+// code's counts by left neighbour, before state t's repeat decisions.
 func (m *mixCoder) prefetchState() {
-	var s uint32
 	mt := &m.match
 	if mt.n >= 1 {
 		hs := mt.stateHashes(mt.n - 1)
 		for sl := range hs {
-			s += uint32(mt.trans[mt.transKey(sl, hs[sl])])
+			prefetchI32(mt.trans, mt.transKey(sl, hs[sl]))
 		}
 	}
 	rows := uint64(len(m.countsL)/m.C - 1)
 	for j := 0; j < m.slots*m.perSlot; j += m.perSlot {
-		row := int(mixHash(uint64(j)<<16|uint64(m.C))&rows) * m.C
-		s += uint32(m.countsL[row])
+		prefetchU16(m.countsL, int(mixHash(uint64(j)<<16|uint64(m.C))&rows)*m.C)
 	}
-	m.sink += s
 }

@@ -22,6 +22,7 @@ type symCtx struct {
 	noWM, noCtx bool
 	j, hi       int     // the coordinate, and the end of its slot
 	rec         []uint8 // the slot's codes before j
+	pr          *worldmodel.Prediction
 }
 
 // prepare fills sc for coordinate j; rec holds the slot's codes before j.
@@ -30,7 +31,7 @@ type symCtx struct {
 func (m *mixCoder) prepare(sc *symCtx, pr *worldmodel.Prediction, j int, prev, rec []uint8, cb int) {
 	tbl := pr.Table(j)
 	p := int(prev[j])
-	sc.j, sc.hi, sc.rec = j, (j/m.perSlot+1)*m.perSlot, rec
+	sc.j, sc.hi, sc.rec, sc.pr = j, (j/m.perSlot+1)*m.perSlot, rec, pr
 	// Codes are coded as ranks from the previous code (Neighbours): the
 	// world model's table and the candidates are mapped.
 	sc.order, sc.rank = m.nb.row(j, p), m.rankBuf
@@ -227,8 +228,10 @@ func (m *mixCoder) codeSymbol(io bitIO, sc *symCtx, z int) (int, uint64, error) 
 		if d%3 == 0 {
 			m.blocksFor(sc, node, blocks)
 		}
-		if d == m.bits-1 {
-			m.prefetchNext(sc, sc.rec, sc.j, node<<1-m.nodes)
+		if d == max(m.bits-2, 0) {
+			// The codes still possible: ranks [lo, hi) under node.
+			lo := (node << (m.bits - d)) - m.nodes
+			m.prefetchNext(sc, sc.pr, sc.j, lo, lo+1<<(m.bits-d))
 		}
 		m.predictNode(sc, np, blocks, node, d)
 		y, err := io.code(r>>(m.bits-1-d)&1, np.pf)
