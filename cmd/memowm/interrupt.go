@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,6 +44,16 @@ var signals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 func runMain(args []string, stdout, stderr io.Writer) int {
 	stop := handleInterrupts(verbOf(args), stderr)
 	defer stop()
+	if path := os.Getenv("MEMOWM_CPUPROFILE"); path != "" {
+		// A CPU profile of the whole run, for 'go tool pprof' (docs/CONTRIBUTING.md).
+		if f, err := os.Create(path); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer func() { pprof.StopCPUProfile(); f.Close() }()
+			}
+		} else {
+			fmt.Fprintf(stderr, "memowm: MEMOWM_CPUPROFILE: %v\n", err)
+		}
+	}
 	status := run(args, stdout, stderr)
 	interrupts.mu.Lock()
 	defer interrupts.mu.Unlock()
