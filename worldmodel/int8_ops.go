@@ -81,19 +81,21 @@ func clamp64(v, lim int64) int64 {
 	return v
 }
 
-// isqrt is floor(sqrt(x)), by Newton's iteration from above.
+// isqrt is floor(sqrt(x)): an exact integer. The float square root only
+// starts the search; the integer checks after it make the result exact
+// whatever that guess's rounding.
 func isqrt(x uint64) uint64 {
-	if x == 0 {
-		return 0
+	r := uint64(math.Sqrt(float64(x)))
+	if r > 1<<32-1 {
+		r = 1<<32 - 1
 	}
-	r := uint64(1) << ((bits.Len64(x) + 1) / 2) // >= sqrt(x)
-	for {
-		y := (r + x/r) >> 1
-		if y >= r {
-			return r
-		}
-		r = y
+	for r*r > x {
+		r--
 	}
+	for r < 1<<32-1 && (r+1)*(r+1) <= x {
+		r++
+	}
+	return r
 }
 
 // floorDivRound is a / b rounded half up, b > 0.
