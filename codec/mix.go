@@ -180,6 +180,7 @@ type mixCoder struct {
 	freq      []uint32
 	rankBuf   []uint8 // the ranks of the codes in the order in use (rankTo)
 	without   MixPart
+	noCost    bool                                    // the decoder's: codeInitial and codeSymbol return no cost (0)
 	observe   func(t, j int, hQ16 uint32, mode uint8) // SimOptions.Observe for this episode
 }
 
@@ -328,8 +329,9 @@ func (m *mixCoder) start(z0 []uint8) {
 
 // codeState codes (writer: truth set) or decodes (truth nil) state t into
 // rec, given the world model's prediction for it and the action that led to
-// it; it returns the ideal cost in Q16 bits. rec must have J entries; hist
-// must hold states 0..t-1 (it may hold more), prev is state t-1.
+// it; it returns the ideal cost in Q16 bits (with m.noCost, that of the
+// repeat decisions alone). rec must have J entries; hist must hold states
+// 0..t-1 (it may hold more), prev is state t-1.
 func (m *mixCoder) codeState(io bitIO, pr *worldmodel.Prediction, prec uint, a *trajectory.Action, t int, hist *trajectory.CodeRows, truth, prev, rec []uint8, keep Keeper) (uint64, error) {
 	var cost uint64
 	total := uint32(1) << prec

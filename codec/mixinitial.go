@@ -55,7 +55,9 @@ func (m *mixCoder) codeInitial(io bitIO, truth, rec []uint8) (uint64, error) {
 			if err != nil {
 				return 0, err
 			}
-			cost += uint64(entropy.CostBitQ16(y, p))
+			if !m.noCost {
+				cost += uint64(entropy.CostBitQ16(y, p))
+			}
 			ic.mx.Learn(set, x, p, y)
 			a.Update(y, mixCounterLim)
 			b.Update(y, mixCounterLim)

@@ -238,7 +238,9 @@ func (m *mixCoder) codeSymbol(io bitIO, sc *symCtx, z int) (int, uint64, error) 
 		if err != nil {
 			return 0, 0, err
 		}
-		cost += uint64(entropy.CostBitQ16(y, np.pf))
+		if !m.noCost {
+			cost += uint64(entropy.CostBitQ16(y, np.pf))
+		}
 		m.learnNode(np, blocks, node, y)
 		node = node<<1 | y
 	}

@@ -374,6 +374,7 @@ func (d *epReader) start(window int) error {
 		}
 		m := newMixCoder(h.Slots, h.Subspaces, h.Codewords, h.codeBits(), r.nb, d.obs)
 		d.mix = m
+		m.noCost = true // nothing reads it
 		if _, err := m.codeInitial(bitDecoder{d.dec}, nil, l.next()); err != nil {
 			return r.epErr(i, fmt.Errorf("%w: step 0: %w", ErrFormat, err))
 		}

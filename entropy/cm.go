@@ -108,6 +108,7 @@ func (m *Mixer) Update(bit int) {
 // anything: the mixer does not change.
 func (m *Mixer) Predict(set int, x []int32) uint32 {
 	w := m.weights[set*m.n : (set+1)*m.n]
+	w = w[:len(x)]
 	var dot int64
 	for i, v := range x {
 		dot += int64(w[i]) * int64(v)
@@ -118,16 +119,14 @@ func (m *Mixer) Predict(set int, x []int32) uint32 {
 // Learn trains weight set set toward bit, given the inputs x and the P16 p
 // that Predict returned for them.
 func (m *Mixer) Learn(set int, x []int32, p uint32, bit int) {
-	err := int64(bit)<<16 - int64(p)
+	// x * (err * lr) is (x * err) * lr: int64 multiplication is
+	// associative, wrapping included.
+	g := (int64(bit)<<16 - int64(p)) * m.lr
 	w := m.weights[set*m.n : (set+1)*m.n]
+	w = w[:len(x)]
 	for i, v := range x {
-		nw := int64(w[i]) + (int64(v)*err*m.lr+1<<19)>>20
-		if nw > 1<<24 {
-			nw = 1 << 24
-		} else if nw < -(1 << 24) {
-			nw = -(1 << 24)
-		}
-		w[i] = int32(nw)
+		nw := int64(w[i]) + (int64(v)*g+1<<19)>>20
+		w[i] = int32(min(max(nw, -(1<<24)), 1<<24))
 	}
 }
 
