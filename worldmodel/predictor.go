@@ -28,12 +28,18 @@ func (p *Prediction) Table(j int) []uint32 {
 }
 
 // Predictor is the world model as the codec sees it: histories in, integer
-// tables out. The CPU backend is the reference implementation; a CUDA
-// backend must give identical Predictions for the same Profile (or refuse it).
+// tables out. CPU (profile f32) and Int8CPU (profile int8) are the reference
+// backends; another backend (CUDA) must give identical Predictions for the
+// same Profile, or refuse it.
+//
+// A call takes a batch: the codec gives one history per episode that has a
+// step to code, so a file of many episodes fills a GPU's lanes with one call
+// per step. The int8 profile is the one a GPU reproduces bit for bit: its
+// sums are integers, exact in any order.
 type Predictor interface {
 	// Config is the model's configuration (coordinates, codewords, window).
 	Config() Config
-	// Profile names the inference profile ("f32").
+	// Profile names the inference profile ("f32" or "int8").
 	Profile() string
 	// Precision is the log2 of every table's total.
 	Precision() uint
