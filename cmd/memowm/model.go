@@ -49,6 +49,7 @@ type modelInfo struct {
 }
 
 type predictTiming struct {
+	Profile   string  `json:"profile"`
 	Steps     int     `json:"history_steps"`
 	Batch     int     `json:"batch"`
 	Threads   int     `json:"threads"`
@@ -72,6 +73,7 @@ func runModelInfo(args []string, stdout io.Writer) error {
 	repeats := fs.Int("repeats", 3, "timed Predict calls for --predict (after one warm-up)")
 	threads := fs.Int("threads", runtime.GOMAXPROCS(0), "goroutines for --predict")
 	seed := fs.Uint64("seed", 1, "seed of the random weights and histories")
+	profile := fs.String("profile", worldmodel.ProfileF32, "inference profile for --predict: f32, or int8 (calibrated on the timed histories)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -95,6 +97,9 @@ func runModelInfo(args []string, stdout io.Writer) error {
 	if *batch < 1 || *repeats < 1 {
 		return usagef("--batch and --repeats must be at least 1")
 	}
+	if *profile != worldmodel.ProfileF32 && *profile != worldmodel.ProfileInt8 {
+		return usagef("--profile %q: want f32 or int8", *profile)
+	}
 	info := modelInfo{Config: cfg, Params: cfg.NumParams(), Breakdown: cfg.Breakdown(), FLOPs: cfg.FLOPs(*steps), FLOPsSteps: *steps}
 	if *predict {
 		if m == nil {
@@ -102,7 +107,7 @@ func runModelInfo(args []string, stdout io.Writer) error {
 				return err
 			}
 		}
-		if info.Predict, err = timePredict(m, *steps, *batch, *repeats, *threads, *seed); err != nil {
+		if info.Predict, err = timePredict(m, *profile, *steps, *batch, *repeats, *threads, *seed); err != nil {
 			return err
 		}
 	}
@@ -128,19 +133,15 @@ func runModelInfo(args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "FLOPs         %.3f GFLOP per prediction from %d steps (matrix products)\n", float64(info.FLOPs)/1e9, *steps)
 	if p := info.Predict; p != nil {
-		fmt.Fprintf(stdout, "predict       %.1f ms per observation (%d steps, batch %d, %d threads, best of %d), %.1f GFLOP/s\n",
-			p.MsPerObs, p.Steps, p.Batch, p.Threads, p.Repeats, p.GFLOPs)
+		fmt.Fprintf(stdout, "predict       %.1f ms per observation in the %s profile (%d steps, batch %d, %d threads, best of %d), %.1f GFLOP/s\n",
+			p.MsPerObs, p.Profile, p.Steps, p.Batch, p.Threads, p.Repeats, p.GFLOPs)
 	}
 	return nil
 }
 
 // timePredict times Predict on random histories and returns the best run.
-func timePredict(m *worldmodel.Model, steps, batch, repeats, threads int, seed uint64) (*predictTiming, error) {
+func timePredict(m *worldmodel.Model, profile string, steps, batch, repeats, threads int, seed uint64) (*predictTiming, error) {
 	cfg := m.Config()
-	r, err := worldmodel.NewCPU(m, worldmodel.WithThreads(threads))
-	if err != nil {
-		return nil, err
-	}
 	rng := rand.New(rand.NewPCG(seed, 2))
 	hs := make([]worldmodel.History, batch)
 	for b := range hs {
@@ -152,6 +153,20 @@ func timePredict(m *worldmodel.Model, steps, batch, repeats, threads int, seed u
 			a := trajectory.Action{Type: trajectory.ActionType(rng.IntN(cfg.ActionTypes)), HasPos: true, X: rng.Float32(), Y: rng.Float32(), Payload: []byte("hello")}
 			hs[b] = append(hs[b], worldmodel.Step{Codes: codes, Action: a})
 		}
+	}
+	var r worldmodel.Predictor
+	var err error
+	if profile == worldmodel.ProfileInt8 {
+		q, err := worldmodel.CalibrateInt8(m, hs, threads)
+		if err != nil {
+			return nil, err
+		}
+		r, err = worldmodel.NewInt8CPU(q, worldmodel.WithThreads(threads))
+	} else {
+		r, err = worldmodel.NewCPU(m, worldmodel.WithThreads(threads))
+	}
+	if err != nil {
+		return nil, err
 	}
 	preds, err := r.Predict(nil, hs) // warm-up: buffers
 	if err != nil {
@@ -166,7 +181,7 @@ func timePredict(m *worldmodel.Model, steps, batch, repeats, threads int, seed u
 		best = min(best, time.Since(t0))
 	}
 	per := best.Seconds() / float64(batch)
-	return &predictTiming{Steps: steps, Batch: batch, Threads: threads, Repeats: repeats,
+	return &predictTiming{Profile: profile, Steps: steps, Batch: batch, Threads: threads, Repeats: repeats,
 		MsPerObs: per * 1e3, GFLOPs: float64(cfg.FLOPs(steps)) / per / 1e9, ModeCheck: int(preds[0].Mode[0])}, nil
 }
 
