@@ -29,8 +29,12 @@ type mult struct {
 
 func (m mult) apply(v int64) int64 { return rshr(v*m.M, uint(m.Sh)) }
 
-// applyWide is apply for 0 <= v < 2^63: the product in 128 bits.
+// applyWide is apply for 0 <= v < 2^63: the product in 128 bits (in 64
+// when v < 2^32, the same value).
 func (m mult) applyWide(v uint64) uint64 {
+	if v < 1<<32 {
+		return uint64(m.apply(int64(v)))
+	}
 	hi, lo := bits.Mul64(v, uint64(m.M))
 	if m.Sh == 0 {
 		if hi != 0 {

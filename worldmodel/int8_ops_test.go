@@ -54,7 +54,7 @@ func TestMultApply(t *testing.T) {
 		if a := m.apply(v); a != want.Int64() {
 			t.Fatalf("apply(%d) with %d/2^%d = %d, want %d", v, m.M, m.Sh, a, want)
 		}
-		u := rng.Uint64() >> 1
+		u := rng.Uint64() >> (1 + rng.IntN(63))
 		wu := new(big.Int).Mul(new(big.Int).SetUint64(u), big.NewInt(m.M))
 		if m.Sh > 0 {
 			wu.Add(wu, new(big.Int).Lsh(big.NewInt(1), uint(m.Sh-1)))
