@@ -1,11 +1,14 @@
 package worldmodel
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 
 	"github.com/memowm/memowm/internal/f32"
+	"github.com/memowm/memowm/trajectory"
 )
 
 // This file is the reference forward pass, on the CPU, in float32. It reads
@@ -105,6 +108,13 @@ type CPU struct {
 	// keepAll (tests) runs the last layer on every row, leaving each
 	// block's final hidden state in x.
 	keepAll bool
+
+	// actCache holds the action embeddings computed so far, by the
+	// action's bits (actionKey): a window slides one step per call, so
+	// most of its actions were embedded by the call before. At most
+	// actCacheMax entries; then it starts again.
+	actCache map[string][]float32
+	keyBuf   []byte
 
 	// stats, when set (int8 calibration), records the largest magnitude
 	// of every activation the int8 profile quantizes (int8_calib.go).
@@ -327,7 +337,7 @@ func (r *CPU) embed(hs []History, start []int) {
 		n := len(h)
 		for k := range h {
 			st := &h[k]
-			r.m.actionEmbedTo(r.act, r.feat, r.gru, &st.Action)
+			r.actionEmbed(&st.Action)
 			for s := range vflags {
 				vflags[s] = 1
 				if st.SlotValid != nil && !st.SlotValid[s] {
@@ -350,6 +360,39 @@ func (r *CPU) embed(hs []History, start []int) {
 			}
 		}
 	}
+}
+
+const actCacheMax = 1 << 14
+
+// actionEmbed sets r.act to a's embedding (actionEmbedTo), from the cache
+// when a was embedded before: the same bits either way.
+func (r *CPU) actionEmbed(a *trajectory.Action) {
+	r.keyBuf = actionKey(r.keyBuf[:0], a)
+	if e, ok := r.actCache[string(r.keyBuf)]; ok {
+		copy(r.act, e)
+		return
+	}
+	r.m.actionEmbedTo(r.act, r.feat, r.gru, a)
+	if r.actCache == nil || len(r.actCache) >= actCacheMax {
+		r.actCache = make(map[string][]float32)
+	}
+	r.actCache[string(r.keyBuf)] = append([]float32(nil), r.act...)
+}
+
+// actionKey appends every bit of a that its embedding reads.
+func actionKey(dst []byte, a *trajectory.Action) []byte {
+	flags := byte(0)
+	if a.HasPos {
+		flags |= 1
+	}
+	if a.HasDelta {
+		flags |= 2
+	}
+	dst = append(dst, byte(a.Type), flags)
+	for _, v := range [4]float32{a.X, a.Y, a.DX, a.DY} {
+		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(v))
+	}
+	return append(dst, a.Payload...)
 }
 
 // heads computes one history's outputs from its final hidden rows hf (S, W).
