@@ -30,7 +30,9 @@ func (m *mixCoder) prefetchNext(sc *symCtx, pr *worldmodel.Prediction, j, r0, r1
 	prefetchU16(m.counts, next*C)
 	rows := uint64(len(m.countsL)/C - 1)
 	mt := &m.match
-	look := mt.on && mt.mLen <= 1 // the prefix match is looked up again unless it holds and is right
+	// The prefix match is looked up again when none holds or the one that
+	// holds misses: ask for its entry unless one has held for a while.
+	look := mt.on && mt.mLen <= 1
 	for r := r0; r < r1 && r < C; r++ {
 		c := sc.order[r]
 		prefetchU16(m.countsL, int(mixHash(uint64(next)<<16|uint64(c))&rows)*C)
