@@ -80,3 +80,31 @@ func (l *rqLinear) rowsAVX512(kind int, out8 []int8, x, acc []int32, rows int, t
 	}
 	return n8
 }
+
+//go:noescape
+func lnTo8AVX512(out *int8, x *int32, gain *int64, b *int32, n int, mu, inv, lim int64)
+
+//go:noescape
+func lnTo16AVX512(out *int16, x *int32, gain *int64, b *int32, n int, mu, inv, lim int64)
+
+var lnAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ
+
+// lnAVX512To8 runs the LayerNorm's output on the first multiple of 8
+// columns and returns how many it did.
+func lnAVX512To8(dst []int8, x []int32, g []int64, b []int32, mu, inv, lim int64) int {
+	n8 := len(x) &^ 7
+	if !lnAVX512 || n8 == 0 {
+		return 0
+	}
+	lnTo8AVX512(&dst[0], &x[0], &g[0], &b[0], n8, mu, inv, lim)
+	return n8
+}
+
+func lnAVX512To16(dst []int16, x []int32, g []int64, b []int32, mu, inv, lim int64) int {
+	n8 := len(x) &^ 7
+	if !lnAVX512 || n8 == 0 {
+		return 0
+	}
+	lnTo16AVX512(&dst[0], &x[0], &g[0], &b[0], n8, mu, inv, lim)
+	return n8
+}

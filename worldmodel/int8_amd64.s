@@ -222,3 +222,84 @@ geluloop:
 	JNZ geluloop
 	VZEROUPPER
 	RET
+
+// LNCORE: Z0 = clamp(rshr(rshr((x - mu) inv, 32) g, 30) + b, +-lim) for 8
+// columns. SI x (int32), R9 g (int64), BX b (int32); Z2 mu, Z3 inv, Z4
+// 2^31, Z5 2^29, Z6 lim, Z7 -lim. Temps Z1.
+#define LNCORE \
+	VPMOVSXDQ (SI), Z0; \
+	VPSUBQ Z2, Z0, Z0; \
+	VPMULLQ Z3, Z0, Z0; \
+	VPADDQ Z4, Z0, Z0; \
+	VPSRAQ $32, Z0, Z0; \
+	VPMULLQ (R9), Z0, Z0; \
+	VPADDQ Z5, Z0, Z0; \
+	VPSRAQ $30, Z0, Z0; \
+	VPMOVSXDQ (BX), Z1; \
+	VPADDQ Z1, Z0, Z0; \
+	VPMINSQ Z6, Z0, Z0; \
+	VPMAXSQ Z7, Z0, Z0
+
+// func lnTo8AVX512(out *int8, x *int32, gain *int64, b *int32, n int, mu, inv, lim int64)
+// n a positive multiple of 8.
+TEXT ·lnTo8AVX512(SB), NOSPLIT, $0-64
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ gain+16(FP), R9
+	MOVQ b+24(FP), BX
+	MOVQ n+32(FP), CX
+	MOVQ mu+40(FP), AX
+	VPBROADCASTQ AX, Z2
+	MOVQ inv+48(FP), AX
+	VPBROADCASTQ AX, Z3
+	MOVQ $0x80000000, AX
+	VPBROADCASTQ AX, Z4
+	MOVQ $0x20000000, AX
+	VPBROADCASTQ AX, Z5
+	MOVQ lim+56(FP), AX
+	VPBROADCASTQ AX, Z6
+	NEGQ AX
+	VPBROADCASTQ AX, Z7
+ln8loop:
+	LNCORE
+	VPMOVQB Z0, (DI)
+	ADDQ $32, SI
+	ADDQ $64, R9
+	ADDQ $32, BX
+	ADDQ $8, DI
+	SUBQ $8, CX
+	JNZ ln8loop
+	VZEROUPPER
+	RET
+
+// func lnTo16AVX512(out *int16, x *int32, gain *int64, b *int32, n int, mu, inv, lim int64)
+// n a positive multiple of 8.
+TEXT ·lnTo16AVX512(SB), NOSPLIT, $0-64
+	MOVQ out+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ gain+16(FP), R9
+	MOVQ b+24(FP), BX
+	MOVQ n+32(FP), CX
+	MOVQ mu+40(FP), AX
+	VPBROADCASTQ AX, Z2
+	MOVQ inv+48(FP), AX
+	VPBROADCASTQ AX, Z3
+	MOVQ $0x80000000, AX
+	VPBROADCASTQ AX, Z4
+	MOVQ $0x20000000, AX
+	VPBROADCASTQ AX, Z5
+	MOVQ lim+56(FP), AX
+	VPBROADCASTQ AX, Z6
+	NEGQ AX
+	VPBROADCASTQ AX, Z7
+ln16loop:
+	LNCORE
+	VPMOVQW Z0, (DI)
+	ADDQ $32, SI
+	ADDQ $64, R9
+	ADDQ $32, BX
+	ADDQ $16, DI
+	SUBQ $8, CX
+	JNZ ln16loop
+	VZEROUPPER
+	RET

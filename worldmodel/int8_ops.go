@@ -153,8 +153,8 @@ func (q *qLN) to8(dst []int8, x []int32) {
 	mu, inv := q.norm(x)
 	dst = dst[:len(x)]
 	g, b := q.G[:len(x)], q.B[:len(x)]
-	for i, v := range x {
-		n := rshr((int64(v)-mu)*inv, 32)
+	for i := lnAVX512To8(dst, x, g, b, mu, inv, q.Lim); i < len(x); i++ {
+		n := rshr((int64(x[i])-mu)*inv, 32)
 		dst[i] = int8(clamp64(rshr(n*g[i], 30)+int64(b[i]), q.Lim))
 	}
 }
@@ -163,8 +163,8 @@ func (q *qLN) to16(dst []int16, x []int32) {
 	mu, inv := q.norm(x)
 	dst = dst[:len(x)]
 	g, b := q.G[:len(x)], q.B[:len(x)]
-	for i, v := range x {
-		n := rshr((int64(v)-mu)*inv, 32)
+	for i := lnAVX512To16(dst, x, g, b, mu, inv, q.Lim); i < len(x); i++ {
+		n := rshr((int64(x[i])-mu)*inv, 32)
 		dst[i] = int16(clamp64(rshr(n*g[i], 30)+int64(b[i]), q.Lim))
 	}
 }

@@ -77,13 +77,13 @@ func TestInt8Exact(t *testing.T) {
 			t.Errorf("history %d alone: its prediction differs from the batch's", i)
 		}
 	}
-	if softmaxAVX512 || requantAVX512 {
-		s, r := softmaxAVX512, requantAVX512
-		softmaxAVX512, requantAVX512 = false, false
+	if softmaxAVX512 || requantAVX512 || lnAVX512 {
+		s, r, l := softmaxAVX512, requantAVX512, lnAVX512
+		softmaxAVX512, requantAVX512, lnAVX512 = false, false, false
 		got := digestPreds(predictInt8(t, q, hs, WithThreads(2)))
-		softmaxAVX512, requantAVX512 = s, r
+		softmaxAVX512, requantAVX512, lnAVX512 = s, r, l
 		if got != ref {
-			t.Error("the Go softmax and requantisation give other predictions than the AVX-512 kernels")
+			t.Error("the Go softmax, requantisation and LayerNorm give other predictions than the AVX-512 kernels")
 		}
 	}
 	J, C := c.Coords(), c.Codewords
