@@ -267,7 +267,6 @@ func geluRows(out []int8, acc []int32, l *rqLinear, gelu []int8, gelu32 []int32)
 
 // int8Attn is one goroutine's attention scratch.
 type int8Attn struct {
-	kt, v  []int8  // (hd, T) the head's keys transposed; (T, hd) its values
 	sc     []int32 // (R, T) scores of the R query rows
 	p1, p0 []int8  // (R, T) the probabilities' base-128 digits
 	o1, o0 []int32 // (R, hd) the digits' products with the values
@@ -292,20 +291,13 @@ func (r *Int8CPU) attentionHead(L *qLayer, out []int8, qkv []int8, n, h, from in
 	W3 := 3 * W
 	T := n * S
 	R := (n - from) * S
-	s.kt, s.v = grow8(s.kt, hd*T), grow8(s.v, T*hd)
 	s.sc, s.o1, s.o0 = grow32(s.sc, R*T), grow32(s.o1, R*hd), grow32(s.o0, R*hd)
 	s.p1, s.p0 = grow8(s.p1, R*T), grow8(s.p0, R*T)
 	if cap(s.e) < T {
 		s.e = make([]uint32, c.MaxHistory*S)
 	}
-	for t := 0; t < T; t++ {
-		kr := qkv[t*W3+W+h*hd:][:hd]
-		for d, x := range kr {
-			s.kt[d*T+t] = x
-		}
-		copy(s.v[t*hd:(t+1)*hd], qkv[t*W3+2*W+h*hd:][:hd])
-	}
-	s.pk = igemm.PackTo(s.pk, s.kt, hd, T)
+	// K^T (hd, T) and V (T, hd), packed in place from the QKV rows.
+	s.pk = igemm.PackStridedTo(s.pk, qkv[W+h*hd:], W3, hd, T, true)
 	igemm.MulPackedTo(s.sc, T, qkv[from*S*W3+h*hd:], W3, s.pk, R, 1)
 	for row := 0; row < R; row++ {
 		K := (from + row/S + 1) * S
@@ -314,7 +306,7 @@ func (r *Int8CPU) attentionHead(L *qLayer, out []int8, qkv []int8, n, h, from in
 		clear(p1[K:])
 		clear(p0[K:])
 	}
-	s.pv = igemm.PackTo(s.pv, s.v, T, hd)
+	s.pv = igemm.PackStridedTo(s.pv, qkv[2*W+h*hd:], W3, T, hd, false)
 	igemm.MulPackedTo(s.o1, hd, s.p1, T, s.pv, R, 1)
 	igemm.MulPackedTo(s.o0, hd, s.p0, T, s.pv, R, 1)
 	for row := 0; row < R; row++ {

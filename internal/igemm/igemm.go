@@ -132,11 +132,23 @@ func Pack(w []int8, K, N int) *Packed {
 // PackTo is Pack into dst's memory (grown when short; a new Packed when dst
 // is nil), for a matrix packed once per use (attention's keys and values).
 func PackTo(dst *Packed, w []int8, K, N int) *Packed {
+	return PackStridedTo(dst, w, N, K, N, false)
+}
+
+// PackStridedTo is PackTo for a (K, N) matrix stored with row stride ld
+// (element (k, n) at w[k*ld+n]), or, with trans, stored transposed (element
+// (k, n) at w[n*ld+k]): attention packs its keys and values in place from
+// the rows of the QKV product.
+func PackStridedTo(dst *Packed, w []int8, ld, K, N int, trans bool) *Packed {
 	if K < 0 || N < 0 || K > MaxK {
 		panic(fmt.Sprintf("igemm: Pack K=%d N=%d: K must be in [0, %d] so that the int32 sums cannot overflow", K, N, MaxK))
 	}
-	if N > 0 && K > len(w)/N {
-		panic(fmt.Sprintf("igemm: Pack K=%d N=%d does not fit a slice of %d", K, N, len(w)))
+	rows, cols := K, N
+	if trans {
+		rows, cols = N, K
+	}
+	if rows > 0 && (ld < cols || (rows-1)*ld+cols > len(w)) {
+		panic(fmt.Sprintf("igemm: Pack K=%d N=%d (stride %d, transposed %v) does not fit a slice of %d", K, N, ld, trans, len(w)))
 	}
 	p := dst
 	if p == nil {
@@ -156,9 +168,22 @@ func PackTo(dst *Packed, w []int8, K, N int) *Packed {
 		p.bias = p.bias[:nb]
 		clear(p.bias)
 	}
+	if trans {
+		for n := 0; n < N; n++ {
+			pn, j := n/panelCols, n%panelCols
+			base := pn * p.groups * groupBytes
+			var sum int32
+			for k, v := range w[n*ld : n*ld+K] {
+				p.data[base+(k/groupK)*groupBytes+groupK*j+k%groupK] = v
+				sum += int32(v)
+			}
+			p.bias[n] = -128 * sum
+		}
+		return p
+	}
 	for k := 0; k < K; k++ {
 		g, i := k/groupK, k%groupK
-		for n, v := range w[k*N : k*N+N] {
+		for n, v := range w[k*ld : k*ld+N] {
 			pn, j := n/panelCols, n%panelCols
 			p.data[(pn*p.groups+g)*groupBytes+groupK*j+i] = v
 			p.bias[n] -= 128 * int32(v)

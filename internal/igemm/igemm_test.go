@@ -195,3 +195,52 @@ func TestPackToReuse(t *testing.T) {
 		}
 	}
 }
+
+// TestPackStrided packs matrices stored with a row stride, and stored
+// transposed, and checks the products against MulRef on the plain copy.
+func TestPackStrided(t *testing.T) {
+	rng := rand.New(rand.NewPCG(10, 10))
+	var p *Packed
+	for _, sh := range [][2]int{{16, 512}, {32, 480}, {512, 16}, {7, 9}, {300, 65}} {
+		K, N := sh[0], sh[1]
+		w := make([]int8, K*N)
+		for i := range w {
+			w[i] = int8(rng.IntN(256) - 128)
+		}
+		a := make([]int8, 5*K)
+		for i := range a {
+			a[i] = int8(rng.IntN(256) - 128)
+		}
+		want := make([]int32, 5*N)
+		MulRef(want, N, a, K, w, 5, K, N)
+		for _, trans := range []bool{false, true} {
+			rows, cols := K, N
+			if trans {
+				rows, cols = N, K
+			}
+			ld := cols + 3
+			src := make([]int8, rows*ld)
+			for r := 0; r < rows; r++ {
+				for c := 0; c < cols; c++ {
+					k, n := r, c
+					if trans {
+						k, n = c, r
+					}
+					src[r*ld+c] = w[k*N+n]
+				}
+			}
+			p = PackStridedTo(p, src, ld, K, N, trans)
+			for _, name := range Kernels() {
+				if err := Use(name); err != nil {
+					t.Fatal(err)
+				}
+				got := make([]int32, 5*N)
+				MulPackedTo(got, N, a, K, p, 5, 2)
+				if !slices.Equal(got, want) {
+					t.Fatalf("K=%d N=%d transposed %v, kernel %s: the product differs from MulRef", K, N, trans, name)
+				}
+			}
+		}
+	}
+	Use(Kernels()[len(Kernels())-1])
+}
