@@ -112,9 +112,12 @@ type CPU struct {
 	// actCache holds the action embeddings computed so far, by the
 	// action's bits (actionKey): a window slides one step per call, so
 	// most of its actions were embedded by the call before. At most
-	// actCacheMax entries; then it starts again.
-	actCache map[string][]float32
-	keyBuf   []byte
+	// actCacheMax entries; then it starts again. Only a CPU made by NewCPU
+	// (or NewInt8CPU) caches, as its weights are fixed (see CPU); the
+	// training tape's CPUs, whose weights change, do not.
+	cacheActs bool
+	actCache  map[string][]float32
+	keyBuf    []byte
 
 	// stats, when set (int8 calibration), records the largest magnitude
 	// of every activation the int8 profile quantizes (int8_calib.go).
@@ -153,7 +156,7 @@ const DefaultPrecision = 24
 
 // NewCPU returns a CPU backend for m.
 func NewCPU(m *Model, opts ...Option) (*CPU, error) {
-	c := &CPU{m: m, threads: runtime.GOMAXPROCS(0), prec: DefaultPrecision}
+	c := &CPU{m: m, threads: runtime.GOMAXPROCS(0), prec: DefaultPrecision, cacheActs: true}
 	for _, o := range opts {
 		if err := o(c); err != nil {
 			return nil, err
@@ -367,6 +370,10 @@ const actCacheMax = 1 << 14
 // actionEmbed sets r.act to a's embedding (actionEmbedTo), from the cache
 // when a was embedded before: the same bits either way.
 func (r *CPU) actionEmbed(a *trajectory.Action) {
+	if !r.cacheActs {
+		r.m.actionEmbedTo(r.act, r.feat, r.gru, a)
+		return
+	}
 	r.keyBuf = actionKey(r.keyBuf[:0], a)
 	if e, ok := r.actCache[string(r.keyBuf)]; ok {
 		copy(r.act, e)

@@ -31,7 +31,7 @@ type Int8CPU struct {
 
 // NewInt8CPU returns the CPU backend of q. Options as for NewCPU.
 func NewInt8CPU(q *Int8Model, opts ...Option) (*Int8CPU, error) {
-	f := &CPU{m: q.m, threads: runtime.GOMAXPROCS(0), prec: DefaultPrecision}
+	f := &CPU{m: q.m, threads: runtime.GOMAXPROCS(0), prec: DefaultPrecision, cacheActs: true}
 	for _, o := range opts {
 		if err := o(f); err != nil {
 			return nil, err
