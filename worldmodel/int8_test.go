@@ -217,3 +217,26 @@ func TestInt8File(t *testing.T) {
 }
 
 func crcOf(b []byte) uint32 { return crc32Castagnoli(b) }
+
+// FuzzReadInt8: any bytes read as an int8 network are an error or a network
+// that writes back to the same bytes; never a panic.
+func FuzzReadInt8(f *testing.F) {
+	q, _ := int8Fixture(f)
+	var buf bytes.Buffer
+	q.WriteTo(&buf)
+	data := buf.Bytes()
+	f.Add(data)
+	f.Add(data[:len(data)/2])
+	f.Add([]byte(int8Magic))
+	f.Fuzz(func(t *testing.T, d []byte) {
+		got, err := ReadInt8(bytes.NewReader(d), q.Model())
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		got.WriteTo(&out)
+		if !bytes.Equal(out.Bytes(), d) {
+			t.Fatal("a network read without error writes other bytes")
+		}
+	})
+}
