@@ -208,3 +208,44 @@ func BenchmarkEncodeCoding(b *testing.B)      { benchmarkCoding(b, false, false)
 func BenchmarkDecodeCoding(b *testing.B)      { benchmarkCoding(b, false, true) }
 func BenchmarkEncodeCodingDense(b *testing.B) { benchmarkCoding(b, true, false) }
 func BenchmarkDecodeCodingDense(b *testing.B) { benchmarkCoding(b, true, true) }
+
+// The same in the int8 profile: the fixture's bundle converted
+// (worldmodel.CalibrateInt8 on every window of the episodes), so a run
+// compares the two profiles on one file:
+//
+//	go test ./codec -run '^$' -bench 'MixMany(Dense)?(Int8)?$' -benchtime 3x -cpu 2
+func benchmarkManyInt8(b *testing.B, dense, decode bool) {
+	bun, _, eps, obs := manyFixture(b, dense)
+	cfg := bun.Model.Config()
+	seqs := make(worldmodel.Seqs, len(eps))
+	for i, ep := range eps {
+		seqs[i] = worldmodel.Sequence{Codes: ep.Codes, Actions: ep.Actions}
+	}
+	hs, err := cfg.CalibrationHistories(seqs, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	q, err := worldmodel.CalibrateInt8(bun.Model, hs, 2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b8 := *bun
+	b8.Profile, b8.Int8 = worldmodel.ProfileInt8, q
+	if _, err := b8.Bytes(); err != nil {
+		b.Fatal(err)
+	}
+	p, err := b8.Predictor()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if decode {
+		benchDecode(b, &b8, p, eps, obs, Options{Mix: true})
+	} else {
+		benchEncode(b, &b8, p, eps, obs, Options{Mix: true})
+	}
+}
+
+func BenchmarkEncodeMixManyInt8(b *testing.B)      { benchmarkManyInt8(b, false, false) }
+func BenchmarkDecodeMixManyInt8(b *testing.B)      { benchmarkManyInt8(b, false, true) }
+func BenchmarkEncodeMixManyDenseInt8(b *testing.B) { benchmarkManyInt8(b, true, false) }
+func BenchmarkDecodeMixManyDenseInt8(b *testing.B) { benchmarkManyInt8(b, true, true) }
