@@ -372,13 +372,8 @@ func (r *Int8CPU) heads(pr *Prediction, hf []int16, h History, lo, hi int, s *in
 			gi = -gi
 		}
 		a := uint64(sigTable[gi+sigHalf])
-		for cw := range w {
-			w[cw] *= sigOne - a
-		}
-		w[prev[j]] += a * Z
 		f := pr.Freq[j*C : (j+1)*C]
-		quantizeWeights(f, w, r.prec)
-		pr.Mode[j] = uint8(entropy.Mode(f))
+		pr.Mode[j] = uint8(gateTable(f, w, Z, a, int(prev[j]), r.prec))
 		pr.Entropy[j] = entropy.EntropyQ16(f)
 	}
 }

@@ -320,6 +320,55 @@ func quantizeWeights(dst []uint32, w []uint64, prec uint) {
 	fixTotal(dst, got, uint64(1)<<prec)
 }
 
+// gateTable is quantizeWeights of the copy-gated weights
+//
+//	w_c = (2^16 - a) e_c + [c = prev] a Z,   Z = sum e_c (2^20 <= Z < 2^32)
+//
+// in fewer passes (their sum is 2^16 Z, so the shift is known before they
+// are made), followed by entropy.Mode: it fills f and returns the table's
+// mode, the same integers as the reference (TestGateTable). e is
+// overwritten.
+func gateTable(f []uint32, e []uint64, Z, a uint64, prev int, prec uint) int {
+	sh := uint(bits.Len64(Z) + 16 - 32) // bitlen(2^16 Z) - 32 > 0
+	b := sigOne - a
+	var S2 uint64
+	for c, v := range e {
+		v *= b
+		if c == prev {
+			v += a * Z
+		}
+		v >>= sh
+		e[c] = v
+		S2 += v
+	}
+	R := (uint64(1) << 61) / S2
+	s := 61 - prec
+	half := uint64(1) << (s - 1)
+	var got uint64
+	mode := 0
+	for c, v := range e {
+		fc := uint32((v*R + half) >> s)
+		if fc == 0 {
+			fc = 1
+		}
+		f[c] = fc
+		got += uint64(fc)
+		if fc > f[mode] {
+			mode = c
+		}
+	}
+	total := uint64(1) << prec
+	switch {
+	case got == total:
+		return mode
+	case got < total:
+		f[mode] += uint32(total - got)
+		return mode
+	}
+	fixTotal(f, got, total)
+	return modeOf(f)
+}
+
 // fixTotal moves the table's total from got to total: the mode (largest,
 // lowest index on ties) takes all of the difference when it stays >= 1,
 // otherwise the excess is taken from the largest entries in turn, each kept

@@ -143,3 +143,46 @@ func TestQuantizeWeights(t *testing.T) {
 		}
 	}
 }
+
+// TestGateTable checks the fused head table against its definition: the
+// weights made one by one, quantizeWeights, then the mode.
+func TestGateTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	for i := 0; i < 5000; i++ {
+		C := 2 + rng.IntN(255)
+		e := make([]uint64, C)
+		var Z uint64
+		for c := range e {
+			switch rng.IntN(4) {
+			case 0:
+				e[c] = 0
+			case 1:
+				e[c] = expOne
+			default:
+				e[c] = uint64(expTable[rng.IntN(expLen)])
+			}
+			Z += e[c]
+		}
+		if Z < expOne {
+			e[0], Z = e[0]+expOne, Z+expOne
+		}
+		a := uint64(sigTable[rng.IntN(len(sigTable))])
+		prev := rng.IntN(C)
+		prec := uint(8 + rng.IntN(21))
+		if C > 1<<prec/2 {
+			continue
+		}
+		w := make([]uint64, C)
+		for c := range w {
+			w[c] = (sigOne - a) * e[c]
+		}
+		w[prev] += a * Z
+		want := make([]uint32, C)
+		quantizeWeights(want, w, prec)
+		got := make([]uint32, C)
+		mode := gateTable(got, slices.Clone(e), Z, a, prev, prec)
+		if !slices.Equal(got, want) || mode != modeOf(want) {
+			t.Fatalf("case %d (C=%d prec %d a %d): the fused table differs from the reference", i, C, prec, a)
+		}
+	}
+}
