@@ -13,16 +13,16 @@ func softmaxMaxAVX512(sc *int32, n int) int32
 func softmaxExpAVX512(sc *int32, e *uint32, n int, table *int32, mx int32, m uint32, rnd uint32, sh uint64) (z uint32)
 
 //go:noescape
-func softmaxDigitsRowAVX512(p1, p0 *int8, e *uint32, n int, inv uint32, r2 uint32, sh uint64)
+func softmaxPRowAVX512(p *int16, e *uint32, n int, inv uint32, r2 uint32, sh uint64)
 
-// softmaxDigitsAVX512 is softmaxDigitsGo with AVX-512 over the first
-// multiple of 16 of the row and the same Go for the rest: the same integers.
-func softmaxDigitsAVX512(p1, p0 []int8, sc []int32, e []uint32, m mult32) {
+// softmaxPAVX512 is softmaxPGo with AVX-512 over the first multiple of 16
+// of the row and the same Go for the rest: the same integers.
+func softmaxPAVX512(p []int16, sc []int32, e []uint32, m mult32) {
 	n := len(sc)
-	e, p1, p0 = e[:n], p1[:n], p0[:n]
+	e, p = e[:n], p[:n]
 	n16 := n &^ 15
 	if n16 == 0 {
-		softmaxDigitsGo(p1, p0, sc, e, m)
+		softmaxPGo(p, sc, e, m)
 		return
 	}
 	mx := softmaxMaxAVX512(&sc[0], n16)
@@ -40,10 +40,9 @@ func softmaxDigitsAVX512(p1, p0 []int8, sc []int32, e []uint32, m mult32) {
 		Z += e[k]
 	}
 	b, inv, r2 := softmaxNorm(Z)
-	softmaxDigitsRowAVX512(&p1[0], &p0[0], &e[0], n16, inv, r2, uint64(b-3))
+	softmaxPRowAVX512(&p[0], &e[0], n16, inv, r2, uint64(b-3))
 	for k := n16; k < n; k++ {
-		P := min(((e[k]>>4)*inv+r2)>>(b-3), 16383)
-		p1[k], p0[k] = int8(P>>7), int8(P&127)
+		p[k] = int16(min(((e[k]>>4)*inv+r2)>>(b-3), 16383))
 	}
 }
 
@@ -107,4 +106,19 @@ func lnAVX512To16(dst []int16, x []int32, g []int64, b []int32, mu, inv, lim int
 	}
 	lnTo16AVX512(&dst[0], &x[0], &g[0], &b[0], n8, mu, inv, lim)
 	return n8
+}
+
+//go:noescape
+func pvAVX512(out *int32, p *int16, vp *int16, pairs int, blocks int, stride int)
+
+var pvVNNI = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VNNI
+
+// pvRow is pvRowGo with VPDPWSSD when the machine has it and hd is a
+// multiple of 16.
+func pvRow(out []int32, p []int16, vp []int16, K, hd int) {
+	if !pvVNNI || hd%16 != 0 || K < 2 {
+		pvRowGo(out, p, vp, K, hd)
+		return
+	}
+	pvAVX512(&out[0], &p[0], &vp[0], (K+1)/2, hd/16, 2*hd*2)
 }

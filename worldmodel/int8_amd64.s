@@ -80,40 +80,33 @@ exploop:
 	VZEROUPPER
 	RET
 
-// func softmaxDigitsRowAVX512(p1, p0 *int8, e *uint32, n int, inv uint32, r2 uint32, sh uint64)
-// P = min(((e >> 4) inv + r2) >> sh, 16383); p1 = P >> 7; p0 = P & 127.
-// n is a positive multiple of 16.
-TEXT ·softmaxDigitsRowAVX512(SB), NOSPLIT, $0-48
-	MOVQ p1+0(FP), DI
-	MOVQ p0+8(FP), DX
-	MOVQ e+16(FP), SI
-	MOVQ n+24(FP), CX
-	MOVL inv+32(FP), AX
+// func softmaxPRowAVX512(p *int16, e *uint32, n int, inv uint32, r2 uint32, sh uint64)
+// P = min(((e >> 4) inv + r2) >> sh, 16383), stored as int16. n is a
+// positive multiple of 16.
+TEXT ·softmaxPRowAVX512(SB), NOSPLIT, $0-40
+	MOVQ p+0(FP), DI
+	MOVQ e+8(FP), SI
+	MOVQ n+16(FP), CX
+	MOVL inv+24(FP), AX
 	VPBROADCASTD AX, Z1
-	MOVL r2+36(FP), AX
+	MOVL r2+28(FP), AX
 	VPBROADCASTD AX, Z2
-	MOVQ sh+40(FP), AX
+	MOVQ sh+32(FP), AX
 	VMOVQ AX, X4
 	MOVL $16383, AX
 	VPBROADCASTD AX, Z3
-	MOVL $127, AX
-	VPBROADCASTD AX, Z8
-digloop:
+ploop:
 	VMOVDQU32 (SI), Z5
 	VPSRLD $4, Z5, Z5
 	VPMULLD Z1, Z5, Z5
 	VPADDD Z2, Z5, Z5
 	VPSRLD X4, Z5, Z5
 	VPMINUD Z3, Z5, Z5
-	VPSRLD $7, Z5, Z6
-	VPANDD Z8, Z5, Z5
-	VPMOVDB Z6, (DI)
-	VPMOVDB Z5, (DX)
+	VPMOVDW Z5, (DI)
 	ADDQ $64, SI
-	ADDQ $16, DI
-	ADDQ $16, DX
+	ADDQ $32, DI
 	SUBQ $16, CX
-	JNZ digloop
+	JNZ ploop
 	VZEROUPPER
 	RET
 
@@ -301,5 +294,51 @@ ln16loop:
 	ADDQ $16, DI
 	SUBQ $8, CX
 	JNZ ln16loop
+	VZEROUPPER
+	RET
+
+// func pvAVX512(out *int32, p *int16, vp *int16, pairs int, blocks int, stride int)
+// For each block b < blocks of 16 columns: out[16b : 16b+16] = sum over
+// pairs i of p[2i] vp[i][..][0] + p[2i+1] vp[i][..][1] (VPDPWSSD), vp's pair
+// rows stride bytes apart, block b at byte offset 64b of each. Exact int32
+// sums (the products and their sums fit: P <= 16383, |v| <= 127, at most
+// 2048 keys).
+TEXT ·pvAVX512(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ p+8(FP), SI
+	MOVQ vp+16(FP), BX
+	MOVQ pairs+24(FP), CX
+	MOVQ blocks+32(FP), R9
+	MOVQ stride+40(FP), R10
+pvblock:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z2, Z2, Z2
+	MOVQ SI, R11
+	MOVQ BX, R12
+	MOVQ CX, R13
+	SHRQ $1, R13
+	JZ pvone
+pvloop2:
+	VPBROADCASTD (R11), Z1
+	VPDPWSSD (R12), Z1, Z0
+	ADDQ R10, R12
+	VPBROADCASTD 4(R11), Z3
+	VPDPWSSD (R12), Z3, Z2
+	ADDQ R10, R12
+	ADDQ $8, R11
+	DECQ R13
+	JNZ pvloop2
+pvone:
+	TESTQ $1, CX
+	JZ pvstore
+	VPBROADCASTD (R11), Z1
+	VPDPWSSD (R12), Z1, Z0
+pvstore:
+	VPADDD Z2, Z0, Z0
+	VMOVDQU32 Z0, (DI)
+	ADDQ $64, DI
+	ADDQ $64, BX
+	DECQ R9
+	JNZ pvblock
 	VZEROUPPER
 	RET

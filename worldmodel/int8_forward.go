@@ -267,53 +267,51 @@ func geluRows(out []int8, acc []int32, l *rqLinear, gelu []int8, gelu32 []int32)
 
 // int8Attn is one goroutine's attention scratch.
 type int8Attn struct {
-	sc     []int32 // (R, T) scores of the R query rows
-	p1, p0 []int8  // (R, T) the probabilities' base-128 digits
-	o1, o0 []int32 // (R, hd) the digits' products with the values
-	e      []uint32
-	pk, pv *igemm.Packed // the keys and values packed
+	sc []int32       // (R, T) scores of the R query rows
+	p  []int16       // one row's probabilities (Q14), padded to even
+	vp []int16       // the head's values as packPairs lays them out
+	o  []int32       // (hd) one row's value sums
+	e  []uint32      // softmax scratch
+	pk *igemm.Packed // the keys, packed
 }
 
 // attentionHead is the int8 profile's attention for one head of one
 // history (as CPU's attentionHead): for query row q of block i and key k of
 // blocks 0..i,
 //
-//	s_k = sum_d q_d k_d (int32); P = softmaxDigits(s) (Q14, in two digits)
+//	s_k = sum_d q_d k_d (int32); P = softmaxP(s) (Q14)
 //	out_d = clamp(PV(sum_k P_k v_kd), +-127)
 //
-// The products run through internal/igemm: the scores of all query rows
-// against all keys (those of later blocks are not read), and sum_k P_k v_kd
-// as 128 (P>>7).v + (P&127).v, two int8 products of P's digits, zero past
-// the row's keys.
+// The scores of all query rows against all keys are one internal/igemm
+// product (those of later blocks are not read); the value sums run over
+// the row's own keys (pvRow: VPDPWSSD on int16 pairs, or Go).
 func (r *Int8CPU) attentionHead(L *qLayer, out []int8, qkv []int8, n, h, from int, s *int8Attn) {
 	c := &r.q.m.cfg
 	S, W, hd := c.Slots, c.Width(), c.HeadDim()
 	W3 := 3 * W
 	T := n * S
 	R := (n - from) * S
-	s.sc, s.o1, s.o0 = grow32(s.sc, R*T), grow32(s.o1, R*hd), grow32(s.o0, R*hd)
-	s.p1, s.p0 = grow8(s.p1, R*T), grow8(s.p0, R*T)
+	s.sc = grow32(s.sc, R*T)
+	s.o = grow32(s.o, hd)
 	if cap(s.e) < T {
 		s.e = make([]uint32, c.MaxHistory*S)
 	}
-	// K^T (hd, T) and V (T, hd), packed in place from the QKV rows.
+	if cap(s.p) < T+1 {
+		s.p = make([]int16, c.MaxHistory*S+1)
+	}
+	// K^T (hd, T) packed in place from the QKV rows; V in int16 pairs.
 	s.pk = igemm.PackStridedTo(s.pk, qkv[W+h*hd:], W3, hd, T, true)
 	igemm.MulPackedTo(s.sc, T, qkv[from*S*W3+h*hd:], W3, s.pk, R, 1)
+	s.vp = packPairs(s.vp, qkv[2*W+h*hd:], W3, T, hd)
 	for row := 0; row < R; row++ {
 		K := (from + row/S + 1) * S
-		p1, p0 := s.p1[row*T:(row+1)*T], s.p0[row*T:(row+1)*T]
-		softmaxDigits(p1, p0, s.sc[row*T:row*T+K], s.e, L.Soft)
-		clear(p1[K:])
-		clear(p0[K:])
-	}
-	s.pv = igemm.PackStridedTo(s.pv, qkv[2*W+h*hd:], W3, T, hd, false)
-	igemm.MulPackedTo(s.o1, hd, s.p1, T, s.pv, R, 1)
-	igemm.MulPackedTo(s.o0, hd, s.p0, T, s.pv, R, 1)
-	for row := 0; row < R; row++ {
+		p := s.p[:K+1]
+		softmaxP(p, s.sc[row*T:row*T+K], s.e, L.Soft)
+		p[K] = 0
+		pvRow(s.o, p, s.vp, K, hd)
 		orow := out[row*W+h*hd:][:hd]
-		o1, o0 := s.o1[row*hd:(row+1)*hd], s.o0[row*hd:(row+1)*hd]
-		for d := range orow {
-			orow[d] = int8(clamp64(L.PV.apply(128*int64(o1[d])+int64(o0[d])), 127))
+		for d, v := range s.o[:hd] {
+			orow[d] = int8(clamp64(L.PV.apply(int64(v)), 127))
 		}
 	}
 }

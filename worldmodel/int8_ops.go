@@ -218,21 +218,20 @@ func newMult32(r float64) (mult32, error) {
 	return mult32{M: M, Sh: uint8(sh)}, nil
 }
 
-// softmaxDigits is the attention softmax of one query row's scores sc (its
-// keys; len(sc) <= 2048) into the base-128 digits of the Q14 probabilities:
+// softmaxP is the attention softmax of one query row's scores sc (its
+// keys; len(sc) <= 2048) into Q14 probabilities:
 //
 //	mx = max sc; idx_k = min((uint32(mx - sc_k) M + 2^(Sh-1)) >> Sh, 4096)
 //	e_k = expTable[idx_k]; Z = sum e_k (< 2^31); b = bitlen(Z) - 1
 //	inv = 2^(b+15) / Z (floor); P_k = min(((e_k >> 4) inv + 2^(b-4)) >> (b-3), 16383)
-//	p1_k = P_k >> 7; p0_k = P_k & 127
 //
 // in uint32 arithmetic (Z >= 2^20, so b >= 20). e is scratch (len(sc)).
-func softmaxDigits(p1, p0 []int8, sc []int32, e []uint32, m mult32) {
+func softmaxP(p []int16, sc []int32, e []uint32, m mult32) {
 	if softmaxAVX512 && len(sc) >= 16 {
-		softmaxDigitsAVX512(p1, p0, sc, e, m)
+		softmaxPAVX512(p, sc, e, m)
 		return
 	}
-	softmaxDigitsGo(p1, p0, sc, e, m)
+	softmaxPGo(p, sc, e, m)
 }
 
 // softmaxNorm returns b = bitlen(Z) - 1, inv = 2^(b+15) / Z and 2^(b-4).
@@ -241,9 +240,9 @@ func softmaxNorm(Z uint32) (b uint, inv, r2 uint32) {
 	return b, uint32((uint64(1) << (b + 15)) / uint64(Z)), uint32(1) << (b - 4)
 }
 
-func softmaxDigitsGo(p1, p0 []int8, sc []int32, e []uint32, m mult32) {
+func softmaxPGo(p []int16, sc []int32, e []uint32, m mult32) {
 	e = e[:len(sc)]
-	p1, p0 = p1[:len(sc)], p0[:len(sc)]
+	p = p[:len(sc)]
 	mx := sc[0]
 	for _, v := range sc {
 		mx = max(mx, v)
@@ -260,8 +259,46 @@ func softmaxDigitsGo(p1, p0 []int8, sc []int32, e []uint32, m mult32) {
 	}
 	b, inv, r2 := softmaxNorm(Z)
 	for k, ek := range e {
-		P := min(((ek>>4)*inv+r2)>>(b-3), 16383)
-		p1[k], p0[k] = int8(P>>7), int8(P&127)
+		p[k] = int16(min(((ek>>4)*inv+r2)>>(b-3), 16383))
+	}
+}
+
+// packPairs lays out the values v (rows of stride ld, K rows of hd) for
+// pvRow: vp[(k/2) 2hd + 2d + k%2] = v[k][d], an odd K padded with a zero row.
+func packPairs(vp []int16, v []int8, ld, K, hd int) []int16 {
+	n := (K + 1) / 2 * 2 * hd
+	if cap(vp) < n {
+		vp = make([]int16, n)
+	}
+	vp = vp[:n]
+	if K%2 == 1 {
+		clear(vp[n-2*hd:])
+	}
+	for k := 0; k < K; k++ {
+		row := v[k*ld : k*ld+hd]
+		base := (k/2)*2*hd + k%2
+		for d, x := range row {
+			vp[base+2*d] = int16(x)
+		}
+	}
+	return vp
+}
+
+// pvRowGo is out[d] = sum_{k<K} p_k v[k][d] (int32, exact: P <= 16383,
+// |v| <= 127, K <= 2048) from packPairs' layout; p[K] must be 0 when K is
+// odd.
+func pvRowGo(out []int32, p []int16, vp []int16, K, hd int) {
+	out = out[:hd]
+	clear(out)
+	for k := 0; k < K; k++ {
+		pk := int32(p[k])
+		if pk == 0 {
+			continue
+		}
+		base := (k/2)*2*hd + k%2
+		for d := range out {
+			out[d] += pk * int32(vp[base+2*d])
+		}
 	}
 }
 

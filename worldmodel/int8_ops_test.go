@@ -76,9 +76,9 @@ func TestMultApply(t *testing.T) {
 	}
 }
 
-// TestSoftmaxDigitsKernel compares the AVX-512 softmax with the Go one on
-// rows of every length up to 512 and extreme scores.
-func TestSoftmaxDigitsKernel(t *testing.T) {
+// TestSoftmaxPKernel compares the AVX-512 softmax with the Go one on rows
+// of every length up to 512 and extreme scores.
+func TestSoftmaxPKernel(t *testing.T) {
 	if !softmaxAVX512 {
 		t.Skip("no AVX-512 on this machine: the Go softmax is the only one")
 	}
@@ -95,18 +95,56 @@ func TestSoftmaxDigitsKernel(t *testing.T) {
 				t.Fatal(err)
 			}
 			e := make([]uint32, n)
-			a1, a0, b1, b0 := make([]int8, n), make([]int8, n), make([]int8, n), make([]int8, n)
-			softmaxDigitsGo(a1, a0, sc, e, m)
-			softmaxDigitsAVX512(b1, b0, sc, e, m)
-			if !slices.Equal(a1, b1) || !slices.Equal(a0, b0) {
-				t.Fatalf("n=%d trial %d: AVX-512 digits differ from Go's", n, trial)
+			a, b := make([]int16, n), make([]int16, n)
+			softmaxPGo(a, sc, e, m)
+			softmaxPAVX512(b, sc, e, m)
+			if !slices.Equal(a, b) {
+				t.Fatalf("n=%d trial %d: AVX-512 probabilities differ from Go's", n, trial)
 			}
 			var sum int
-			for k := range a1 {
-				sum += 128*int(a1[k]) + int(a0[k])
+			for _, v := range a {
+				sum += int(v)
 			}
 			if sum < 16384*95/100 || sum > 16384+n {
 				t.Fatalf("n=%d: probabilities sum to %d/16384", n, sum)
+			}
+		}
+	}
+}
+
+// TestPVRow checks the value sums (VPDPWSSD where available, and Go)
+// against the plain definition, for head widths with and without a
+// multiple of 16 and odd key counts.
+func TestPVRow(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 1))
+	for _, hd := range []int{8, 16, 24, 32, 48, 64} {
+		for _, K := range []int{1, 2, 3, 31, 32, 33, 255, 512} {
+			ld := 3*hd + 5
+			v := make([]int8, K*ld)
+			for i := range v {
+				v[i] = int8(rng.IntN(255) - 127)
+			}
+			p := make([]int16, K+1)
+			for k := 0; k < K; k++ {
+				p[k] = int16(rng.IntN(16384))
+			}
+			want := make([]int32, hd)
+			for d := range want {
+				for k := 0; k < K; k++ {
+					want[d] += int32(p[k]) * int32(v[k*ld+d])
+				}
+			}
+			vp := packPairs(nil, v, ld, K, hd)
+			for _, fast := range []bool{false, true} {
+				got := make([]int32, hd)
+				if fast {
+					pvRow(got, p, vp, K, hd)
+				} else {
+					pvRowGo(got, p, vp, K, hd)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("hd %d K %d (fast %v): value sums differ", hd, K, fast)
+				}
 			}
 		}
 	}

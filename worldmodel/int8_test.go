@@ -77,13 +77,13 @@ func TestInt8Exact(t *testing.T) {
 			t.Errorf("history %d alone: its prediction differs from the batch's", i)
 		}
 	}
-	if softmaxAVX512 || requantAVX512 || lnAVX512 {
-		s, r, l := softmaxAVX512, requantAVX512, lnAVX512
-		softmaxAVX512, requantAVX512, lnAVX512 = false, false, false
+	if softmaxAVX512 || requantAVX512 || lnAVX512 || pvVNNI {
+		s, r, l, v := softmaxAVX512, requantAVX512, lnAVX512, pvVNNI
+		softmaxAVX512, requantAVX512, lnAVX512, pvVNNI = false, false, false, false
 		got := digestPreds(predictInt8(t, q, hs, WithThreads(2)))
-		softmaxAVX512, requantAVX512, lnAVX512 = s, r, l
+		softmaxAVX512, requantAVX512, lnAVX512, pvVNNI = s, r, l, v
 		if got != ref {
-			t.Error("the Go softmax, requantisation and LayerNorm give other predictions than the AVX-512 kernels")
+			t.Error("the Go softmax, requantisation, LayerNorm and value sums give other predictions than the AVX-512 kernels")
 		}
 	}
 	J, C := c.Coords(), c.Codewords
