@@ -267,12 +267,13 @@ func geluRows(out []int8, acc []int32, l *rqLinear, gelu []int8, gelu32 []int32)
 
 // int8Attn is one goroutine's attention scratch.
 type int8Attn struct {
-	sc []int32       // (R, T) scores of the R query rows
-	p  []int16       // one row's probabilities (Q14), padded to even
-	vp []int16       // the head's values as packPairs lays them out
-	o  []int32       // (hd) one row's value sums
-	e  []uint32      // softmax scratch
-	pk *igemm.Packed // the keys, packed
+	sc   []int32       // (R, T) scores of the R query rows
+	p    []int16       // one row's probabilities (Q14), padded to even
+	vp   []int16       // the head's values as packPairs lays them out
+	o    []int32       // (hd) one row's value sums
+	e    []uint32      // softmax scratch
+	pk   *igemm.Packed // the keys, packed
+	view *igemm.Packed // a view of pk's first columns
 }
 
 // attentionHead is the int8 profile's attention for one head of one
@@ -282,9 +283,9 @@ type int8Attn struct {
 //	s_k = sum_d q_d k_d (int32); P = softmaxP(s) (Q14)
 //	out_d = clamp(PV(sum_k P_k v_kd), +-127)
 //
-// The scores of all query rows against all keys are one internal/igemm
-// product (those of later blocks are not read); the value sums run over
-// the row's own keys (pvRow: VPDPWSSD on int16 pairs, or Go).
+// The scores are internal/igemm products, a query block against its own
+// keys; the value sums run over the row's own keys (pvRow: VPDPWSSD on
+// int16 pairs, or Go).
 func (r *Int8CPU) attentionHead(L *qLayer, out []int8, qkv []int8, n, h, from int, s *int8Attn) {
 	c := &r.q.m.cfg
 	S, W, hd := c.Slots, c.Width(), c.HeadDim()
@@ -301,7 +302,12 @@ func (r *Int8CPU) attentionHead(L *qLayer, out []int8, qkv []int8, n, h, from in
 	}
 	// K^T (hd, T) packed in place from the QKV rows; V in int16 pairs.
 	s.pk = igemm.PackStridedTo(s.pk, qkv[W+h*hd:], W3, hd, T, true)
-	igemm.MulPackedTo(s.sc, T, qkv[from*S*W3+h*hd:], W3, s.pk, R, 1)
+	// Each query block's scores against its own keys only (a view of the
+	// first (i+1)S columns).
+	for i := from; i < n; i++ {
+		s.view = s.pk.ColsTo(s.view, (i+1)*S)
+		igemm.MulPackedTo(s.sc[(i-from)*S*T:], T, qkv[i*S*W3+h*hd:], W3, s.view, S, 1)
+	}
 	s.vp = packPairs(s.vp, qkv[2*W+h*hd:], W3, T, hd)
 	for row := 0; row < R; row++ {
 		K := (from + row/S + 1) * S

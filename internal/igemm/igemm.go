@@ -192,6 +192,23 @@ func PackStridedTo(dst *Packed, w []int8, ld, K, N int, trans bool) *Packed {
 	return p
 }
 
+// ColsTo sets dst (allocated when nil) to a view of p's first n columns,
+// sharing p's memory (panels are stored one after another, so the first
+// ones are a prefix), and returns it: a product with it computes only
+// those columns (attention's scores of a query block against its keys).
+func (p *Packed) ColsTo(dst *Packed, n int) *Packed {
+	if n < 0 || n > p.n {
+		panic(fmt.Sprintf("igemm: ColsTo %d of %d columns", n, p.n))
+	}
+	if dst == nil {
+		dst = new(Packed)
+	}
+	panels := (n + panelCols - 1) / panelCols
+	*dst = Packed{k: p.k, n: n, groups: p.groups, panels: panels,
+		data: p.data[:panels*p.groups*groupBytes], bias: p.bias[:panels*panelCols]}
+	return dst
+}
+
 // K is the inner dimension (rows of the weight matrix).
 func (p *Packed) K() int { return p.k }
 

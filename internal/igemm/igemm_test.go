@@ -244,3 +244,36 @@ func TestPackStrided(t *testing.T) {
 	}
 	Use(Kernels()[len(Kernels())-1])
 }
+
+// TestColsTo: a product with a view of the first n columns equals those
+// columns of the whole product, on every kernel.
+func TestColsTo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 12))
+	K, N, rows := 16, 512, 7
+	w := make([]int8, K*N)
+	for i := range w {
+		w[i] = int8(rng.IntN(256) - 128)
+	}
+	a := make([]int8, rows*K)
+	for i := range a {
+		a[i] = int8(rng.IntN(256) - 128)
+	}
+	want := make([]int32, rows*N)
+	MulRef(want, N, a, K, w, rows, K, N)
+	p := Pack(w, K, N)
+	var v *Packed
+	for _, name := range Kernels() {
+		Use(name)
+		for _, n := range []int{1, 32, 63, 64, 65, 200, 512} {
+			v = p.ColsTo(v, n)
+			got := make([]int32, rows*N)
+			MulPackedTo(got, N, a, K, v, rows, 2)
+			for r := 0; r < rows; r++ {
+				if !slices.Equal(got[r*N:r*N+n], want[r*N:r*N+n]) {
+					t.Fatalf("kernel %s, %d columns: row %d differs", name, n, r)
+				}
+			}
+		}
+	}
+	Use(Kernels()[len(Kernels())-1])
+}
