@@ -56,7 +56,7 @@ type qLayer struct {
 // Int8Model is a Model converted to the int8 profile: the f32 model (its
 // input embedding and configuration) and the integer network. It is built by
 // CalibrateInt8 and stored next to the f32 weights in a bundle
-// (WriteInt8To, ReadInt8).
+// (WriteTo, ReadInt8).
 type Int8Model struct {
 	m      *Model
 	Frac   uint8 // fractional bits of the residual stream
