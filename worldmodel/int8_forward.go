@@ -348,18 +348,34 @@ func (r *Int8CPU) heads(pr *Prediction, hf []int16, h History, lo, hi int, s *in
 		emb := q.Emb[j*C*E : (j+1)*C*E]
 		bias := q.Bias[j*C : (j+1)*C]
 		mx := int64(math.MinInt64)
-		for cw := range l {
-			e := emb[cw*E : cw*E+E]
-			v := bias[cw]
-			for d, x := range piece {
-				v += int64(int32(x) * int32(e[d]))
+		if E == 1 { // tiny: one product per logit
+			x := int32(piece[0])
+			for cw, e := range emb[:C] {
+				v := bias[cw] + int64(x*int32(e))
+				l[cw] = v
+				mx = max(mx, v)
 			}
-			l[cw] = v
-			mx = max(mx, v)
+		} else {
+			for cw := range l {
+				e := emb[cw*E : cw*E+E]
+				v := bias[cw]
+				for d, x := range piece {
+					v += int64(int32(x) * int32(e[d]))
+				}
+				l[cw] = v
+				mx = max(mx, v)
+			}
 		}
 		var Z uint64
+		m := q.Exp[j]
 		for cw, v := range l {
-			idx := q.Exp[j].applyWide(uint64(mx - v))
+			d := uint64(mx - v)
+			var idx uint64
+			if d < 1<<32 {
+				idx = uint64(m.apply(int64(d)))
+			} else {
+				idx = m.applyWide(d)
+			}
 			var e uint64
 			if idx < expLen {
 				e = uint64(expTable[idx])
