@@ -111,6 +111,9 @@ func lnAVX512To16(dst []int16, x []int32, g []int64, b []int32, mu, inv, lim int
 //go:noescape
 func pvAVX512(out *int32, p *int16, vp *int16, pairs int, blocks int, stride int)
 
+//go:noescape
+func pv32AVX512(out *int32, p *int16, vp *int16, pairs int)
+
 var pvVNNI = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VNNI
 
 // pvRow is pvRowGo with VPDPWSSD when the machine has it and hd is a
@@ -118,6 +121,10 @@ var pvVNNI = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VNNI
 func pvRow(out []int32, p []int16, vp []int16, K, hd int) {
 	if !pvVNNI || hd%16 != 0 || K < 2 {
 		pvRowGo(out, p, vp, K, hd)
+		return
+	}
+	if hd == 32 {
+		pv32AVX512(&out[0], &p[0], &vp[0], (K+1)/2)
 		return
 	}
 	pvAVX512(&out[0], &p[0], &vp[0], (K+1)/2, hd/16, 2*hd*2)

@@ -342,3 +342,43 @@ pvstore:
 	JNZ pvblock
 	VZEROUPPER
 	RET
+
+// func pv32AVX512(out *int32, p *int16, vp *int16, pairs int)
+// pvAVX512 for a head width of 32 (two blocks) with four accumulators:
+// two pairs of keys per step, each into both blocks.
+TEXT ·pv32AVX512(SB), NOSPLIT, $0-32
+	MOVQ out+0(FP), DI
+	MOVQ p+8(FP), SI
+	MOVQ vp+16(FP), BX
+	MOVQ pairs+24(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	MOVQ CX, R13
+	SHRQ $1, R13
+	JZ pv32one
+pv32loop:
+	VPBROADCASTD (SI), Z4
+	VPBROADCASTD 4(SI), Z5
+	VPDPWSSD (BX), Z4, Z0
+	VPDPWSSD 64(BX), Z4, Z1
+	VPDPWSSD 128(BX), Z5, Z2
+	VPDPWSSD 192(BX), Z5, Z3
+	ADDQ $256, BX
+	ADDQ $8, SI
+	DECQ R13
+	JNZ pv32loop
+pv32one:
+	TESTQ $1, CX
+	JZ pv32store
+	VPBROADCASTD (SI), Z4
+	VPDPWSSD (BX), Z4, Z0
+	VPDPWSSD 64(BX), Z4, Z1
+pv32store:
+	VPADDD Z2, Z0, Z0
+	VPADDD Z3, Z1, Z1
+	VMOVDQU32 Z0, (DI)
+	VMOVDQU32 Z1, 64(DI)
+	VZEROUPPER
+	RET
