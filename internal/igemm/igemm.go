@@ -169,13 +169,23 @@ func PackStridedTo(dst *Packed, w []int8, ld, K, N int, trans bool) *Packed {
 		clear(p.bias)
 	}
 	if trans {
+		// Column n is row n of w: its groups of 4 consecutive k are 4
+		// contiguous bytes of w, copied whole.
+		full := K / groupK
 		for n := 0; n < N; n++ {
 			pn, j := n/panelCols, n%panelCols
-			base := pn * p.groups * groupBytes
+			base := pn*p.groups*groupBytes + groupK*j
+			row := w[n*ld : n*ld+K]
 			var sum int32
-			for k, v := range w[n*ld : n*ld+K] {
-				p.data[base+(k/groupK)*groupBytes+groupK*j+k%groupK] = v
-				sum += int32(v)
+			for g := 0; g < full; g++ {
+				src := row[g*groupK : g*groupK+groupK]
+				dst := p.data[base+g*groupBytes : base+g*groupBytes+groupK]
+				copy(dst, src)
+				sum += int32(src[0]) + int32(src[1]) + int32(src[2]) + int32(src[3])
+			}
+			for k := full * groupK; k < K; k++ {
+				p.data[base+(k/groupK)*groupBytes+k%groupK] = row[k]
+				sum += int32(row[k])
 			}
 			p.bias[n] = -128 * sum
 		}
