@@ -74,8 +74,13 @@ func (l *rqLinear) rowsAVX512(kind int, out8 []int8, x, acc []int32, rows int, t
 		case 1:
 			residAVX512(&x[r*N], a, &l.Bias[0], &l.m[0], &l.rnd[0], &l.sh[0], n8, int8Resid)
 		case 2:
-			geluAVX512(&out8[r*N], a, &l.Bias[0], &l.m[0], &l.rnd[0], &l.sh[0], n8, &table[0])
+			if n16 := N &^ 15; n16 > 0 {
+				geluAVX512(&out8[r*N], a, &l.Bias[0], &l.m[0], &l.rnd[0], &l.sh[0], n16, &table[0])
+			}
 		}
+	}
+	if kind == 2 {
+		return N &^ 15
 	}
 	return n8
 }

@@ -184,7 +184,7 @@ residloop:
 
 // func geluAVX512(out *int8, acc *int32, bias *int32, m, rnd, sh *int64, n int, table *int32)
 // out = table[clamp(rshr((acc + bias) m, sh), +-2048) + 2048]; n a positive
-// multiple of 8.
+// multiple of 16 (two groups of 8 columns, one 16-lane gather).
 TEXT ·geluAVX512(SB), NOSPLIT, $0-64
 	MOVQ out+0(FP), DI
 	MOVQ acc+8(FP), SI
@@ -205,13 +205,21 @@ geluloop:
 	VPMINSQ Z2, Z0, Z0
 	VPMAXSQ Z3, Z0, Z0
 	VPADDQ Z4, Z0, Z0
-	KXNORW K1, K1, K1
-	VPXORD Y5, Y5, Y5
-	VPGATHERQD (R8)(Z0*4), K1, Y5
-	VPMOVDB Y5, (DI)
+	VPMOVQD Z0, Y6
 	ADVANCE
-	ADDQ $8, DI
-	SUBQ $8, CX
+	REQ
+	VPMINSQ Z2, Z0, Z0
+	VPMAXSQ Z3, Z0, Z0
+	VPADDQ Z4, Z0, Z0
+	VPMOVQD Z0, Y7
+	ADVANCE
+	VINSERTI64X4 $1, Y7, Z6, Z6
+	KXNORW K1, K1, K1
+	VPXORD Z5, Z5, Z5
+	VPGATHERDD (R8)(Z6*4), K1, Z5
+	VPMOVDB Z5, (DI)
+	ADDQ $16, DI
+	SUBQ $16, CX
 	JNZ geluloop
 	VZEROUPPER
 	RET

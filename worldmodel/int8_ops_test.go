@@ -224,3 +224,57 @@ func TestGateTable(t *testing.T) {
 		}
 	}
 }
+
+// TestRequantKernels compares the AVX-512 requantisation, residual and GELU
+// kernels with the Go loops on widths with and without a multiple of 8 and
+// 16 columns and extreme accumulators.
+func TestRequantKernels(t *testing.T) {
+	if !requantAVX512 {
+		t.Skip("no AVX-512 on this machine")
+	}
+	rng := rand.New(rand.NewPCG(13, 1))
+	gelu := make([]int8, 2*geluHalf+1)
+	for i := range gelu {
+		gelu[i] = int8(rng.IntN(255) - 127)
+	}
+	gelu32 := make([]int32, len(gelu))
+	for i, v := range gelu {
+		gelu32[i] = int32(v)
+	}
+	for _, N := range []int{1, 8, 13, 16, 24, 40, 100, 1024} {
+		rows := 3
+		l := &qLinear{K: 1, N: N, Bias: make([]int32, N), Mult: make([]mult, N)}
+		for n := range l.Mult {
+			m, err := newMult(math.Ldexp(0.5+rng.Float64()/2, rng.IntN(40)-30))
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Mult[n] = m
+			l.Bias[n] = rng.Int32N(1<<30) - 1<<29
+		}
+		rq := newRQ(l)
+		acc := make([]int32, rows*N)
+		for i := range acc {
+			acc[i] = rng.Int32N(1<<29) - 1<<28
+		}
+		x := make([]int32, rows*N)
+		for i := range x {
+			x[i] = rng.Int32N(2*int8Resid+1) - int8Resid
+		}
+		run := func(fast bool) ([]int8, []int32, []int8) {
+			requantAVX512 = fast
+			defer func() { requantAVX512 = true }()
+			o8, g8 := make([]int8, rows*N), make([]int8, rows*N)
+			xr := slices.Clone(x)
+			requant8(o8, acc, rq)
+			addResid(xr, acc, rq)
+			geluRows(g8, acc, rq, gelu, gelu32)
+			return o8, xr, g8
+		}
+		a8, ax, ag := run(false)
+		b8, bx, bg := run(true)
+		if !slices.Equal(a8, b8) || !slices.Equal(ax, bx) || !slices.Equal(ag, bg) {
+			t.Fatalf("N=%d: the AVX-512 kernels differ from the Go loops", N)
+		}
+	}
+}
