@@ -182,6 +182,16 @@ func quantize[F float32 | float64](dst []uint32, w []F, sum float64, prec uint) 
 		dst[i] = f
 		got += uint64(f)
 	}
+	FixTotal(dst, got, total)
+}
+
+// FixTotal is step 4 of the rules above: it moves the total of a table
+// whose entries are all >= 1 from got to total. The mode (Mode: largest,
+// lowest index on ties) takes all of the difference when it stays >= 1;
+// otherwise the excess is taken from the largest entries in turn, each
+// kept at >= 1 (total must be at least len(dst)). The int8 profile's
+// integer tables (package worldmodel) end with it too.
+func FixTotal(dst []uint32, got, total uint64) {
 	if got == total {
 		return
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/memowm/memowm/entropy"
 )
 
 // The int8 profile's integer primitives. Each is a function of integers
@@ -325,8 +327,9 @@ var sigTable = func() []int64 {
 //	R = 2^61 / S' (floor); f_c = max(1, rshr(w'_c R, 61 - prec))
 //
 // then d = 2^prec - sum f goes to (or comes from) the largest entries by
-// entropy.QuantizeProbsTo's step 4 (fixTotal).
-func quantizeWeights(dst []uint32, w []uint64, prec uint) {
+// entropy.FixTotal, entropy.QuantizeProbsTo's step 4. It returns the
+// table's mode (entropy.Mode). w is overwritten.
+func quantizeWeights(dst []uint32, w []uint64, prec uint) int {
 	var S uint64
 	for _, v := range w {
 		S += v
@@ -342,29 +345,16 @@ func quantizeWeights(dst []uint32, w []uint64, prec uint) {
 		w[i] = v
 		S2 += v
 	}
-	R := (uint64(1) << 61) / S2
-	s := 61 - prec
-	half := uint64(1) << (s - 1)
-	var got uint64
-	for i, v := range w {
-		f := uint32((v*R + half) >> s)
-		if f == 0 {
-			f = 1
-		}
-		dst[i] = f
-		got += uint64(f)
-	}
-	fixTotal(dst, got, uint64(1)<<prec)
+	return tableOf(dst, w, S2, prec)
 }
 
 // gateTable is quantizeWeights of the copy-gated weights
 //
 //	w_c = (2^16 - a) e_c + [c = prev] a Z,   Z = sum e_c (2^20 <= Z < 2^32)
 //
-// in fewer passes (their sum is 2^16 Z, so the shift is known before they
-// are made), followed by entropy.Mode: it fills f and returns the table's
-// mode, the same integers as the reference (TestGateTable). e is
-// overwritten.
+// with the shift made as the weights are (their sum is 2^16 Z, so it is
+// known first). It fills f and returns the table's mode, the same integers
+// as quantizeWeights (TestGateTable). e is overwritten.
 func gateTable(f []uint32, e []uint64, Z, a uint64, prev int, prec uint) int {
 	sh := uint(bits.Len64(Z) + 16 - 32) // bitlen(2^16 Z) - 32 > 0
 	b := sigOne - a
@@ -378,12 +368,18 @@ func gateTable(f []uint32, e []uint64, Z, a uint64, prev int, prec uint) int {
 		e[c] = v
 		S2 += v
 	}
+	return tableOf(f, e, S2, prec)
+}
+
+// tableOf is quantizeWeights after the shift: the shifted weights w and
+// their sum S2 in [2^31 - len(w), 2^32] to the table f and its mode.
+func tableOf(f []uint32, w []uint64, S2 uint64, prec uint) int {
 	R := (uint64(1) << 61) / S2
 	s := 61 - prec
 	half := uint64(1) << (s - 1)
 	var got uint64
 	mode := 0
-	for c, v := range e {
+	for c, v := range w {
 		fc := uint32((v*R + half) >> s)
 		if fc == 0 {
 			fc = 1
@@ -395,49 +391,11 @@ func gateTable(f []uint32, e []uint64, Z, a uint64, prev int, prec uint) int {
 		}
 	}
 	total := uint64(1) << prec
-	switch {
-	case got == total:
-		return mode
-	case got < total:
-		f[mode] += uint32(total - got)
+	if got <= total {
+		// FixTotal adds to the mode, which stays the mode.
+		entropy.FixTotal(f, got, total)
 		return mode
 	}
-	fixTotal(f, got, total)
-	return modeOf(f)
-}
-
-// fixTotal moves the table's total from got to total: the mode (largest,
-// lowest index on ties) takes all of the difference when it stays >= 1,
-// otherwise the excess is taken from the largest entries in turn, each kept
-// at >= 1.
-func fixTotal(dst []uint32, got, total uint64) {
-	if got == total {
-		return
-	}
-	mode := modeOf(dst)
-	if got < total {
-		dst[mode] += uint32(total - got)
-		return
-	}
-	excess := got - total
-	if uint64(dst[mode])-1 >= excess {
-		dst[mode] -= uint32(excess)
-		return
-	}
-	for excess > 0 {
-		m := modeOf(dst)
-		take := min(uint64(dst[m])-1, excess)
-		dst[m] -= uint32(take)
-		excess -= take
-	}
-}
-
-func modeOf(f []uint32) int {
-	m := 0
-	for i, v := range f {
-		if v > f[m] {
-			m = i
-		}
-	}
-	return m
+	entropy.FixTotal(f, got, total)
+	return entropy.Mode(f)
 }

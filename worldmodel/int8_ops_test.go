@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/memowm/memowm/entropy"
 )
 
 func TestIsqrt(t *testing.T) {
@@ -168,7 +170,9 @@ func TestQuantizeWeights(t *testing.T) {
 			continue
 		}
 		f := make([]uint32, n)
-		quantizeWeights(f, slices.Clone(w), prec)
+		if m := quantizeWeights(f, slices.Clone(w), prec); m != entropy.Mode(f) {
+			t.Fatalf("quantizeWeights returned mode %d, the table's is %d", m, entropy.Mode(f))
+		}
 		var tot uint64
 		for _, v := range f {
 			if v < 1 {
@@ -216,10 +220,10 @@ func TestGateTable(t *testing.T) {
 		}
 		w[prev] += a * Z
 		want := make([]uint32, C)
-		quantizeWeights(want, w, prec)
+		wantMode := quantizeWeights(want, w, prec)
 		got := make([]uint32, C)
 		mode := gateTable(got, slices.Clone(e), Z, a, prev, prec)
-		if !slices.Equal(got, want) || mode != modeOf(want) {
+		if !slices.Equal(got, want) || mode != wantMode || mode != entropy.Mode(want) {
 			t.Fatalf("case %d (C=%d prec %d a %d): the fused table differs from the reference", i, C, prec, a)
 		}
 	}
