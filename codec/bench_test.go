@@ -217,21 +217,12 @@ func BenchmarkDecodeCodingDense(b *testing.B) { benchmarkCoding(b, true, true) }
 func benchmarkManyInt8(b *testing.B, dense, decode bool) {
 	bun, _, eps, obs := manyFixture(b, dense)
 	cfg := bun.Model.Config()
-	seqs := make(worldmodel.Seqs, len(eps))
-	for i, ep := range eps {
-		seqs[i] = worldmodel.Sequence{Codes: ep.Codes, Actions: ep.Actions}
-	}
-	hs, err := cfg.CalibrationHistories(seqs, 64)
+	hs, err := cfg.CalibrationHistories(worldmodel.EpisodeSeqs(eps), 64)
 	if err != nil {
 		b.Fatal(err)
 	}
-	q, err := worldmodel.CalibrateInt8(bun.Model, hs, 2)
+	b8, err := bun.ToInt8(hs, 2)
 	if err != nil {
-		b.Fatal(err)
-	}
-	b8 := *bun
-	b8.Profile, b8.Int8 = worldmodel.ProfileInt8, q
-	if _, err := b8.Bytes(); err != nil {
 		b.Fatal(err)
 	}
 	p, err := b8.Predictor()
@@ -239,9 +230,9 @@ func benchmarkManyInt8(b *testing.B, dense, decode bool) {
 		b.Fatal(err)
 	}
 	if decode {
-		benchDecode(b, &b8, p, eps, obs, Options{Mix: true})
+		benchDecode(b, b8, p, eps, obs, Options{Mix: true})
 	} else {
-		benchEncode(b, &b8, p, eps, obs, Options{Mix: true})
+		benchEncode(b, b8, p, eps, obs, Options{Mix: true})
 	}
 }
 

@@ -127,6 +127,26 @@ func (b *Bundle) FormatVersion() int {
 	return Version
 }
 
+// ToInt8 returns b converted to the int8 profile: the same parts, with the
+// integer network worldmodel.CalibrateInt8 makes from b's world model and
+// the calibration histories hs, and its hash set. b must be in the f32
+// profile.
+func (b *Bundle) ToInt8(hs []worldmodel.History, threads int) (*Bundle, error) {
+	if b.Profile != worldmodel.ProfileF32 {
+		return nil, fmt.Errorf("model: the bundle is in the %s profile already: convert the f32 bundle it was made from", b.Profile)
+	}
+	q, err := worldmodel.CalibrateInt8(b.Model, hs, threads)
+	if err != nil {
+		return nil, err
+	}
+	nb := *b
+	nb.Profile, nb.Int8 = worldmodel.ProfileInt8, q
+	if _, err := nb.Bytes(); err != nil {
+		return nil, err
+	}
+	return &nb, nil
+}
+
 // Predictor returns the CPU backend of b's profile: worldmodel.CPU for
 // f32, worldmodel.Int8CPU for int8, at b's precision.
 func (b *Bundle) Predictor(opts ...worldmodel.Option) (worldmodel.Predictor, error) {

@@ -27,12 +27,14 @@ func int8Bundle(t *testing.T) *Bundle {
 		}
 		hs = append(hs, h)
 	}
-	q, err := worldmodel.CalibrateInt8(b.Model, hs, 2)
+	b8, err := b.ToInt8(hs, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.Profile, b.Int8 = worldmodel.ProfileInt8, q
-	return b
+	if _, err := b8.ToInt8(hs, 2); err == nil || !strings.Contains(err.Error(), "in the int8 profile already") {
+		t.Fatalf("converting an int8 bundle: %v", err)
+	}
+	return b8
 }
 
 // TestInt8Bundle: an int8 bundle is format version 2, reads back to the

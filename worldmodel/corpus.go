@@ -27,6 +27,23 @@ type Corpus interface {
 // Seqs is a Corpus held in memory.
 type Seqs []Sequence
 
+// EpisodeSeqs is the corpus of episodes' codes (Codes or Compact, which is
+// unpacked) and actions.
+func EpisodeSeqs(eps []*trajectory.Episode) Seqs {
+	s := make(Seqs, len(eps))
+	for i, ep := range eps {
+		codes := ep.Codes
+		if codes == nil {
+			codes = make([][]uint8, ep.Len())
+			for t := range codes {
+				codes[t] = ep.CodesAt(nil, t)
+			}
+		}
+		s[i] = Sequence{Codes: codes, Actions: ep.Actions}
+	}
+	return s
+}
+
 // Sequences implements Corpus.
 func (s Seqs) Sequences() int { return len(s) }
 

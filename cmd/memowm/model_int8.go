@@ -76,12 +76,10 @@ func runModelInt8(args []string, stdout, stderr io.Writer) error {
 		return nameFile(*calib, err)
 	}
 	logf("model int8: calibrating on %s of %s\n", count(len(hs), "window"), *calib)
-	q, err := worldmodel.CalibrateInt8(b.Model, hs, *threads)
+	nb, err := b.ToInt8(hs, *threads)
 	if err != nil {
 		return err
 	}
-	nb := *b
-	nb.Profile, nb.Int8 = worldmodel.ProfileInt8, q
 	watchOutputs(stderr, "model int8", *out)
 	if err := nb.Save(*out); err != nil {
 		return err

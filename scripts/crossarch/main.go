@@ -181,24 +181,15 @@ func run(dir, save, load string) error {
 // and the files must be the same on every architecture and kernel.
 func writeInt8(dir string, b *model.Bundle, eps, rep []*trajectory.Episode) error {
 	cfg := b.Model.Config()
-	seqs := make(worldmodel.Seqs, len(eps))
-	for i, ep := range eps {
-		seqs[i] = worldmodel.Sequence{Codes: ep.Codes, Actions: ep.Actions}
-	}
-	hs, err := cfg.CalibrationHistories(seqs, 64)
+	hs, err := cfg.CalibrationHistories(worldmodel.EpisodeSeqs(eps), 64)
 	if err != nil {
 		return err
 	}
-	q, err := worldmodel.CalibrateInt8(b.Model, hs, runtime.GOMAXPROCS(0))
+	b8, err := b.ToInt8(hs, runtime.GOMAXPROCS(0))
 	if err != nil {
 		return err
 	}
-	b8 := *b
-	b8.Profile, b8.Int8 = worldmodel.ProfileInt8, q
-	if _, err := b8.Bytes(); err != nil { // sets its hash
-		return err
-	}
-	fmt.Printf("%-26s %s (igemm kernel %s)\n", "int8-network", hashWriterTo(q), igemm.Kernel())
+	fmt.Printf("%-26s %s (igemm kernel %s)\n", "int8-network", hashWriterTo(b8.Int8), igemm.Kernel())
 	fmt.Printf("%-26s %s\n", "int8-bundle", b8.HashString())
 	p, err := b8.Predictor()
 	if err != nil {
@@ -215,10 +206,10 @@ func writeInt8(dir string, b *model.Bundle, eps, rep []*trajectory.Episode) erro
 		{"int8-mix-repeating.mwm", codec.Options{Mix: true}, rep},
 	} {
 		path := filepath.Join(dir, f.name)
-		if err := write(path, &b8, p, keep, f.opt, f.eps); err != nil {
+		if err := write(path, b8, p, keep, f.opt, f.eps); err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
-		if err := check(path, &b8, p, f.eps); err != nil {
+		if err := check(path, b8, p, f.eps); err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
 		data, err := os.ReadFile(path)
