@@ -2,7 +2,11 @@
 
 package worldmodel
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 var softmaxAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
 
@@ -86,30 +90,19 @@ func (l *rqLinear) rowsAVX512(kind int, out8 []int8, x, acc []int32, rows int, t
 }
 
 //go:noescape
-func lnTo8AVX512(out *int8, x *int32, gain *int64, b *int32, n int, mu, inv, lim int64)
+func lnAVX512(out unsafe.Pointer, x *int32, gain *int64, b *int32, n int, mu, inv, lim int64, wide bool)
 
-//go:noescape
-func lnTo16AVX512(out *int16, x *int32, gain *int64, b *int32, n int, mu, inv, lim int64)
+var lnKernel = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ
 
-var lnAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ
-
-// lnAVX512To8 runs the LayerNorm's output on the first multiple of 8
-// columns and returns how many it did.
-func lnAVX512To8(dst []int8, x []int32, g []int64, b []int32, mu, inv, lim int64) int {
+// lnAVX512Rows runs the LayerNorm's output on the first multiple of 8
+// columns into dst (int8 or int16) and returns how many it did.
+func lnAVX512Rows[T int8 | int16](dst []T, x []int32, g []int64, b []int32, mu, inv, lim int64) int {
 	n8 := len(x) &^ 7
-	if !lnAVX512 || n8 == 0 {
+	if !lnKernel || n8 == 0 {
 		return 0
 	}
-	lnTo8AVX512(&dst[0], &x[0], &g[0], &b[0], n8, mu, inv, lim)
-	return n8
-}
-
-func lnAVX512To16(dst []int16, x []int32, g []int64, b []int32, mu, inv, lim int64) int {
-	n8 := len(x) &^ 7
-	if !lnAVX512 || n8 == 0 {
-		return 0
-	}
-	lnTo16AVX512(&dst[0], &x[0], &g[0], &b[0], n8, mu, inv, lim)
+	var zero T
+	lnAVX512(unsafe.Pointer(&dst[0]), &x[0], &g[0], &b[0], n8, mu, inv, lim, unsafe.Sizeof(zero) == 2)
 	return n8
 }
 

@@ -241,9 +241,10 @@ geluloop:
 	VPMINSQ Z6, Z0, Z0; \
 	VPMAXSQ Z7, Z0, Z0
 
-// func lnTo8AVX512(out *int8, x *int32, gain *int64, b *int32, n int, mu, inv, lim int64)
-// n a positive multiple of 8.
-TEXT ·lnTo8AVX512(SB), NOSPLIT, $0-64
+// func lnAVX512(out unsafe.Pointer, x *int32, gain *int64, b *int32, n int, mu, inv, lim int64, wide bool)
+// out (int8, or int16 when wide) = LNCORE of each column; n a positive
+// multiple of 8.
+TEXT ·lnAVX512(SB), NOSPLIT, $0-65
 	MOVQ out+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ gain+16(FP), R9
@@ -261,6 +262,9 @@ TEXT ·lnTo8AVX512(SB), NOSPLIT, $0-64
 	VPBROADCASTQ AX, Z6
 	NEGQ AX
 	VPBROADCASTQ AX, Z7
+	MOVBLZX wide+64(FP), DX
+	TESTQ DX, DX
+	JNZ ln16loop
 ln8loop:
 	LNCORE
 	VPMOVQB Z0, (DI)
@@ -272,27 +276,6 @@ ln8loop:
 	JNZ ln8loop
 	VZEROUPPER
 	RET
-
-// func lnTo16AVX512(out *int16, x *int32, gain *int64, b *int32, n int, mu, inv, lim int64)
-// n a positive multiple of 8.
-TEXT ·lnTo16AVX512(SB), NOSPLIT, $0-64
-	MOVQ out+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ gain+16(FP), R9
-	MOVQ b+24(FP), BX
-	MOVQ n+32(FP), CX
-	MOVQ mu+40(FP), AX
-	VPBROADCASTQ AX, Z2
-	MOVQ inv+48(FP), AX
-	VPBROADCASTQ AX, Z3
-	MOVQ $0x80000000, AX
-	VPBROADCASTQ AX, Z4
-	MOVQ $0x20000000, AX
-	VPBROADCASTQ AX, Z5
-	MOVQ lim+56(FP), AX
-	VPBROADCASTQ AX, Z6
-	NEGQ AX
-	VPBROADCASTQ AX, Z7
 ln16loop:
 	LNCORE
 	VPMOVQW Z0, (DI)

@@ -151,23 +151,18 @@ func (q *qLN) norm(x []int32) (mu, inv int64) {
 	return mu, (int64(1) << 46) / std
 }
 
-func (q *qLN) to8(dst []int8, x []int32) {
-	mu, inv := q.norm(x)
-	dst = dst[:len(x)]
-	g, b := q.G[:len(x)], q.B[:len(x)]
-	for i := lnAVX512To8(dst, x, g, b, mu, inv, q.Lim); i < len(x); i++ {
-		n := rshr((int64(x[i])-mu)*inv, 32)
-		dst[i] = int8(clamp64(rshr(n*g[i], 30)+int64(b[i]), q.Lim))
-	}
-}
+func (q *qLN) to8(dst []int8, x []int32)   { lnTo(q, dst, x) }
+func (q *qLN) to16(dst []int16, x []int32) { lnTo(q, dst, x) }
 
-func (q *qLN) to16(dst []int16, x []int32) {
+// lnTo is the LayerNorm's output into int8 or int16 (the AVX-512 kernel on
+// the first columns, the same integers).
+func lnTo[T int8 | int16](q *qLN, dst []T, x []int32) {
 	mu, inv := q.norm(x)
 	dst = dst[:len(x)]
 	g, b := q.G[:len(x)], q.B[:len(x)]
-	for i := lnAVX512To16(dst, x, g, b, mu, inv, q.Lim); i < len(x); i++ {
+	for i := lnAVX512Rows(dst, x, g, b, mu, inv, q.Lim); i < len(x); i++ {
 		n := rshr((int64(x[i])-mu)*inv, 32)
-		dst[i] = int16(clamp64(rshr(n*g[i], 30)+int64(b[i]), q.Lim))
+		dst[i] = T(clamp64(rshr(n*g[i], 30)+int64(b[i]), q.Lim))
 	}
 }
 

@@ -10,11 +10,9 @@ func (l *rqLinear) rowsAVX512(kind int, out8 []int8, x, acc []int32, rows int, t
 	return 0
 }
 
-var lnAVX512 = false
+var lnKernel = false
 
-func lnAVX512To8(dst []int8, x []int32, g []int64, b []int32, mu, inv, lim int64) int { return 0 }
-
-func lnAVX512To16(dst []int16, x []int32, g []int64, b []int32, mu, inv, lim int64) int {
+func lnAVX512Rows[T int8 | int16](dst []T, x []int32, g []int64, b []int32, mu, inv, lim int64) int {
 	return 0
 }
 

@@ -77,11 +77,11 @@ func TestInt8Exact(t *testing.T) {
 			t.Errorf("history %d alone: its prediction differs from the batch's", i)
 		}
 	}
-	if softmaxAVX512 || requantAVX512 || lnAVX512 || pvVNNI {
-		s, r, l, v := softmaxAVX512, requantAVX512, lnAVX512, pvVNNI
-		softmaxAVX512, requantAVX512, lnAVX512, pvVNNI = false, false, false, false
+	if softmaxAVX512 || requantAVX512 || lnKernel || pvVNNI {
+		s, r, l, v := softmaxAVX512, requantAVX512, lnKernel, pvVNNI
+		softmaxAVX512, requantAVX512, lnKernel, pvVNNI = false, false, false, false
 		got := digestPreds(predictInt8(t, q, hs, WithThreads(2)))
-		softmaxAVX512, requantAVX512, lnAVX512, pvVNNI = s, r, l, v
+		softmaxAVX512, requantAVX512, lnKernel, pvVNNI = s, r, l, v
 		if got != ref {
 			t.Error("the Go softmax, requantisation, LayerNorm and value sums give other predictions than the AVX-512 kernels")
 		}
