@@ -39,14 +39,13 @@ func softmaxPAVX512(p []int16, sc []int32, e []uint32, m mult32) {
 	}
 	Z := softmaxExpAVX512(&sc[0], &e[0], n16, &expTable[0], mx, m.M, rnd, uint64(m.Sh))
 	for k := n16; k < n; k++ {
-		idx := min((uint32(mx-sc[k])*m.M+rnd)>>m.Sh, expLen)
-		e[k] = uint32(expTable[idx])
+		e[k] = softmaxExp(mx, sc[k], m, rnd)
 		Z += e[k]
 	}
 	b, inv, r2 := softmaxNorm(Z)
 	softmaxPRowAVX512(&p[0], &e[0], n16, inv, r2, uint64(b-3))
 	for k := n16; k < n; k++ {
-		p[k] = int16(min(((e[k]>>4)*inv+r2)>>(b-3), 16383))
+		p[k] = softmaxQ14(e[k], inv, r2, b)
 	}
 }
 

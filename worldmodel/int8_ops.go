@@ -250,14 +250,23 @@ func softmaxPGo(p []int16, sc []int32, e []uint32, m mult32) {
 	}
 	var Z uint32
 	for k, v := range sc {
-		idx := min((uint32(mx-v)*m.M+rnd)>>m.Sh, expLen)
-		e[k] = uint32(expTable[idx])
+		e[k] = softmaxExp(mx, v, m, rnd)
 		Z += e[k]
 	}
 	b, inv, r2 := softmaxNorm(Z)
 	for k, ek := range e {
-		p[k] = int16(min(((ek>>4)*inv+r2)>>(b-3), 16383))
+		p[k] = softmaxQ14(ek, inv, r2, b)
 	}
+}
+
+// softmaxExp is e_k for score v of a row whose largest is mx.
+func softmaxExp(mx, v int32, m mult32, rnd uint32) uint32 {
+	return uint32(expTable[min((uint32(mx-v)*m.M+rnd)>>m.Sh, expLen)])
+}
+
+// softmaxQ14 is P_k for e_k.
+func softmaxQ14(e, inv, r2 uint32, b uint) int16 {
+	return int16(min(((e>>4)*inv+r2)>>(b-3), 16383))
 }
 
 // packPairs lays out the values v (rows of stride ld, K rows of hd) for
