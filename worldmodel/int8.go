@@ -40,6 +40,11 @@ type qLinear struct {
 	Mult []mult
 }
 
+// out is output n of the product for its sum acc: Mult[n](acc + Bias[n]).
+func (l *qLinear) out(n int, acc int32) int64 {
+	return l.Mult[n].apply(int64(acc) + int64(l.Bias[n]))
+}
+
 // qLayer is one Transformer block in the int8 profile.
 type qLayer struct {
 	LN1  qLN     // residual -> int8 (scale of LN1's output)

@@ -232,7 +232,7 @@ func requant8(out []int8, acc []int32, l *rqLinear) {
 	for r := 0; r < rows; r++ {
 		a, o := acc[r*N:(r+1)*N], out[r*N:(r+1)*N]
 		for n := from; n < N; n++ {
-			o[n] = int8(clamp64(l.Mult[n].apply(int64(a[n])+int64(l.Bias[n])), 127))
+			o[n] = int8(clamp64(l.out(n, a[n]), 127))
 		}
 	}
 }
@@ -245,7 +245,7 @@ func addResid(x []int32, acc []int32, l *rqLinear) {
 	for r := 0; r < rows; r++ {
 		a, xr := acc[r*N:(r+1)*N], x[r*N:(r+1)*N]
 		for n := from; n < N; n++ {
-			xr[n] = int32(clamp64(int64(xr[n])+l.Mult[n].apply(int64(a[n])+int64(l.Bias[n])), int8Resid))
+			xr[n] = int32(clamp64(int64(xr[n])+l.out(n, a[n]), int8Resid))
 		}
 	}
 }
@@ -259,7 +259,7 @@ func geluRows(out []int8, acc []int32, l *rqLinear, gelu []int8, gelu32 []int32)
 	for r := 0; r < rows; r++ {
 		a, o := acc[r*N:(r+1)*N], out[r*N:(r+1)*N]
 		for n := from; n < N; n++ {
-			u := clamp64(l.Mult[n].apply(int64(a[n])+int64(l.Bias[n])), geluHalf)
+			u := clamp64(l.out(n, a[n]), geluHalf)
 			o[n] = gelu[u+geluHalf]
 		}
 	}
