@@ -179,9 +179,9 @@ type packedLayer struct{ qkv, o, w1, w2 *f32.Packed }
 // Model returns the model the backend runs.
 func (r *CPU) Model() *Model { return r.m }
 
-func grow(b []float32, n int) []float32 {
+func grow[T any](b []T, n int) []T {
 	if cap(b) < n {
-		return make([]float32, n)
+		return make([]T, n)
 	}
 	return b[:n]
 }
@@ -450,7 +450,7 @@ func (r *CPU) heads(o *Output, hf []float32, h History, embT []float32) {
 		}
 	}
 	// Validity head: mean over slots (left to right, then / S).
-	pooled := grow(nil, W)
+	pooled := make([]float32, W)
 	for s := 0; s < S; s++ {
 		for i, v := range hf[s*W : s*W+W] {
 			pooled[i] += v

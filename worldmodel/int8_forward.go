@@ -66,20 +66,6 @@ func (r *Int8CPU) Profile() string { return ProfileInt8 }
 // Precision returns the table precision.
 func (r *Int8CPU) Precision() uint { return r.prec }
 
-func grow8(b []int8, n int) []int8 {
-	if cap(b) < n {
-		return make([]int8, n)
-	}
-	return b[:n]
-}
-
-func grow32(b []int32, n int) []int32 {
-	if cap(b) < n {
-		return make([]int32, n)
-	}
-	return b[:n]
-}
-
 // linear: acc (rows, N) = a (rows, K) W for layer l's matrix i (QKV, O,
 // W1, W2), internal/igemm's exact int32 sums.
 func (r *Int8CPU) linear(l, i int, a []int8, rows int) {
@@ -129,10 +115,10 @@ func (r *Int8CPU) forward(dst []Prediction, hs []History) {
 		start[b+1] = start[b] + len(h)*S
 	}
 	N, Nq := start[B], B*S
-	r.x, r.xq = grow32(r.x, N*W), grow32(r.xq, Nq*W)
-	r.a8, r.h8 = grow8(r.a8, N*W), grow8(r.h8, N*M)
-	r.acc = grow32(r.acc, N*max(3*W, M))
-	r.qkv, r.att = grow8(r.qkv, N*3*W), grow8(r.att, N*W)
+	r.x, r.xq = grow(r.x, N*W), grow(r.xq, Nq*W)
+	r.a8, r.h8 = grow(r.a8, N*W), grow(r.h8, N*M)
+	r.acc = grow(r.acc, N*max(3*W, M))
+	r.qkv, r.att = grow(r.qkv, N*3*W), grow(r.att, N*W)
 	if cap(r.hf) < Nq*W {
 		r.hf = make([]int16, Nq*W)
 	}
@@ -292,8 +278,8 @@ func (r *Int8CPU) attentionHead(L *qLayer, out []int8, qkv []int8, n, h, from in
 	W3 := 3 * W
 	T := n * S
 	R := (n - from) * S
-	s.sc = grow32(s.sc, R*T)
-	s.o = grow32(s.o, hd)
+	s.sc = grow(s.sc, R*T)
+	s.o = grow(s.o, hd)
 	if cap(s.e) < T {
 		s.e = make([]uint32, c.MaxHistory*S)
 	}
