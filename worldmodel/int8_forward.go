@@ -81,27 +81,10 @@ func (r *Int8CPU) Predict(dst []Prediction, hs []History) ([]Prediction, error) 
 			return dst, fmt.Errorf("history %d: %w", b, err)
 		}
 	}
-	if cap(dst) < len(hs) {
-		dst = append(dst[:cap(dst)], make([]Prediction, len(hs)-cap(dst))...)
-	}
-	dst = dst[:len(hs)]
 	if len(hs) == 0 {
-		return dst, nil
+		return dst[:0], nil
 	}
-	J, C := c.Coords(), c.Codewords
-	for b := range dst {
-		pr := &dst[b]
-		if cap(pr.Freq) < J*C {
-			pr.Freq = make([]uint32, J*C)
-		}
-		if cap(pr.Mode) < J {
-			pr.Mode = make([]uint8, J)
-		}
-		if cap(pr.Entropy) < J {
-			pr.Entropy = make([]uint32, J)
-		}
-		pr.Freq, pr.Mode, pr.Entropy = pr.Freq[:J*C], pr.Mode[:J], pr.Entropy[:J]
-	}
+	dst = sizePredictions(dst, len(hs), c.Coords(), c.Codewords)
 	r.forward(dst, hs)
 	return dst, nil
 }

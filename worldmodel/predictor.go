@@ -69,25 +69,9 @@ func (r *CPU) Predict(dst []Prediction, hs []History) ([]Prediction, error) {
 	if err != nil {
 		return dst, err
 	}
-	if cap(dst) < len(hs) {
-		dst = append(dst[:cap(dst)], make([]Prediction, len(hs)-cap(dst))...)
-	}
-	dst = dst[:len(hs)]
 	c := &r.m.cfg
 	J, C := c.Coords(), c.Codewords
-	for b := range dst {
-		pr := &dst[b]
-		if cap(pr.Freq) < J*C {
-			pr.Freq = make([]uint32, J*C)
-		}
-		if cap(pr.Mode) < J {
-			pr.Mode = make([]uint8, J)
-		}
-		if cap(pr.Entropy) < J {
-			pr.Entropy = make([]uint32, J)
-		}
-		pr.Freq, pr.Mode, pr.Entropy = pr.Freq[:J*C], pr.Mode[:J], pr.Entropy[:J]
-	}
+	dst = sizePredictions(dst, len(hs), J, C)
 	errs := make([]error, len(hs)*r.threads)
 	r.parallel(len(hs)*r.threads, func(_, t int) {
 		b, part := t/r.threads, t%r.threads
@@ -112,4 +96,18 @@ func (r *CPU) Predict(dst []Prediction, hs []History) ([]Prediction, error) {
 		}
 	}
 	return dst, nil
+}
+
+// sizePredictions reslices dst to n Predictions of J coordinates and C
+// codewords, reusing their arrays (grown when short).
+func sizePredictions(dst []Prediction, n, J, C int) []Prediction {
+	if cap(dst) < n {
+		dst = append(dst[:cap(dst)], make([]Prediction, n-cap(dst))...)
+	}
+	dst = dst[:n]
+	for b := range dst {
+		pr := &dst[b]
+		pr.Freq, pr.Mode, pr.Entropy = grow(pr.Freq, J*C), grow(pr.Mode, J), grow(pr.Entropy, J)
+	}
+	return dst
 }
