@@ -141,12 +141,7 @@ func run(dir, save, load string) error {
 	fmt.Printf("%-26s %s\n", "opq-encode", encodeHash(b.OPQ, states))
 	fmt.Printf("%-26s %s\n", "opq-fit", fitHash(b.OPQ, states))
 
-	files := []struct {
-		name   string
-		policy model.Policy
-		opt    codec.Options
-		eps    []*trajectory.Episode
-	}{
+	files := []fileSpec{
 		{"plain.mwm", keep, codec.Options{}, eps},
 		{"mix.mwm", keep, codec.Options{Mix: true}, eps},
 		{"slotrepeat.mwm", keep, codec.Options{SlotRepeat: true}, eps},
@@ -156,22 +151,8 @@ func run(dir, save, load string) error {
 		// Lossy: which states are kept hangs on the model's entropies.
 		{"minentropy.mwm", model.Policy{Kind: model.MinEntropy, MinEntropyQ16: 2 << 16}, codec.Options{}, eps},
 	}
-	for _, f := range files {
-		path := filepath.Join(dir, f.name)
-		if err := write(path, b, p, f.policy, f.opt, f.eps); err != nil {
-			return fmt.Errorf("%s: %w", f.name, err)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if f.policy.Kind == model.KeepAll {
-			if err := check(path, b, p, f.eps); err != nil {
-				return fmt.Errorf("%s: %w", f.name, err)
-			}
-		}
-		sum := sha256.Sum256(data)
-		fmt.Printf("%-26s %s %d bytes\n", f.name, hex.EncodeToString(sum[:]), len(data))
+	if err := writeFiles(dir, b, p, files); err != nil {
+		return err
 	}
 	return writeInt8(dir, b, eps, rep)
 }
@@ -196,25 +177,39 @@ func writeInt8(dir string, b *model.Bundle, eps, rep []*trajectory.Episode) erro
 		return err
 	}
 	keep := model.Policy{Kind: model.KeepAll}
-	for _, f := range []struct {
-		name string
-		opt  codec.Options
-		eps  []*trajectory.Episode
-	}{
-		{"int8-plain.mwm", codec.Options{}, eps},
-		{"int8-mix.mwm", codec.Options{Mix: true}, eps},
-		{"int8-mix-repeating.mwm", codec.Options{Mix: true}, rep},
-	} {
+	return writeFiles(dir, b8, p, []fileSpec{
+		{"int8-plain.mwm", keep, codec.Options{}, eps},
+		{"int8-mix.mwm", keep, codec.Options{Mix: true}, eps},
+		{"int8-mix-repeating.mwm", keep, codec.Options{Mix: true}, rep},
+	})
+}
+
+// fileSpec is one memory file to write: its name, policy, options and
+// episodes.
+type fileSpec struct {
+	name   string
+	policy model.Policy
+	opt    codec.Options
+	eps    []*trajectory.Episode
+}
+
+// writeFiles writes each file into dir with b and p, decodes the lossless
+// ones and compares them with their episodes, and prints each file's
+// sha256 and size.
+func writeFiles(dir string, b *model.Bundle, p worldmodel.Predictor, files []fileSpec) error {
+	for _, f := range files {
 		path := filepath.Join(dir, f.name)
-		if err := write(path, b8, p, keep, f.opt, f.eps); err != nil {
-			return fmt.Errorf("%s: %w", f.name, err)
-		}
-		if err := check(path, b8, p, f.eps); err != nil {
+		if err := write(path, b, p, f.policy, f.opt, f.eps); err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return err
+		}
+		if f.policy.Kind == model.KeepAll {
+			if err := check(path, b, p, f.eps); err != nil {
+				return fmt.Errorf("%s: %w", f.name, err)
+			}
 		}
 		sum := sha256.Sum256(data)
 		fmt.Printf("%-26s %s %d bytes\n", f.name, hex.EncodeToString(sum[:]), len(data))
