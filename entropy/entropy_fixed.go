@@ -150,3 +150,11 @@ func EntropyBits(freq []uint32) float64 {
 	}
 	return h
 }
+
+// Log2TableQ24 returns a copy of the 1025-entry table log2Q24 interpolates
+// (round(log2(1 + i/1024) 2^24)), for ports of EntropyQ16 to other
+// devices (package cuda's kernels).
+func Log2TableQ24() []uint32 {
+	t := log2Table
+	return t[:]
+}

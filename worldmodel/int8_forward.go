@@ -27,6 +27,7 @@ type Int8CPU struct {
 	packed     [][4]*igemm.Packed // per layer: QKV, O, W1, W2
 	rq         [][4]*rqLinear     // per layer: QKV, O, W1, W2
 	gelu32     [][]int32          // per layer: GELU as int32
+	trace      TraceFunc
 }
 
 // NewInt8CPU returns the CPU backend of q. Options as for NewCPU.
@@ -110,14 +111,9 @@ func (r *Int8CPU) forward(dst []Prediction, hs []History) {
 		r.attWorkers = make([]int8Attn, r.threads)
 	}
 
-	// The input tokens, in f32, rounded to the residual's fixed point.
+	r.tokens(r.x, hs, start)
+	r.traced("tokens", -1, r.x[:N*W])
 	f := r.f
-	f.x = grow(f.x, N*W)
-	f.embed(hs, start)
-	scale := math.Ldexp(1, int(q.Frac))
-	for i, v := range f.x[:N*W] {
-		r.x[i] = int32(roundClamp(float64(v)*scale, int8Resid))
-	}
 
 	for l := range q.Layers {
 		L, RQ := &q.Layers[l], r.rq[l]
@@ -127,8 +123,11 @@ func (r *Int8CPU) forward(dst []Prediction, hs []History) {
 				L.LN1.to8(r.a8[i*W:(i+1)*W], r.x[i*W:(i+1)*W])
 			}
 		})
+		r.traced("ln1", l, r.a8[:N*W])
 		r.linear(l, 0, r.a8, N)
+		r.traced("qkv.acc", l, r.acc[:N*3*W])
 		f.rowsParallel(N, func(lo, hi int) { requant8(r.qkv[lo*3*W:hi*3*W], r.acc[lo*3*W:hi*3*W], RQ[0]) })
+		r.traced("qkv", l, r.qkv[:N*3*W])
 		x, rows := r.x, N
 		if last {
 			for b, h := range hs {
@@ -145,23 +144,32 @@ func (r *Int8CPU) forward(dst []Prediction, hs []History) {
 			}
 			r.attentionHead(L, r.att[orow*W:], r.qkv[start[b]*3*W:start[b+1]*3*W], n, h, from, &r.attWorkers[w])
 		})
+		r.traced("attention", l, r.att[:rows*W])
 		r.linear(l, 1, r.att, rows)
+		r.traced("o.acc", l, r.acc[:rows*W])
 		f.rowsParallel(rows, func(lo, hi int) {
 			addResid(x[lo*W:hi*W], r.acc[lo*W:hi*W], RQ[1])
 			for i := lo; i < hi; i++ {
 				L.LN2.to8(r.a8[i*W:(i+1)*W], x[i*W:(i+1)*W])
 			}
 		})
+		r.traced("resid1", l, x[:rows*W])
+		r.traced("ln2", l, r.a8[:rows*W])
 		r.linear(l, 2, r.a8, rows)
+		r.traced("w1.acc", l, r.acc[:rows*M])
 		f.rowsParallel(rows, func(lo, hi int) { geluRows(r.h8[lo*M:hi*M], r.acc[lo*M:hi*M], RQ[2], L.GELU, r.gelu32[l]) })
+		r.traced("gelu", l, r.h8[:rows*M])
 		r.linear(l, 3, r.h8, rows)
+		r.traced("w2.acc", l, r.acc[:rows*W])
 		f.rowsParallel(rows, func(lo, hi int) { addResid(x[lo*W:hi*W], r.acc[lo*W:hi*W], RQ[3]) })
+		r.traced("resid2", l, x[:rows*W])
 	}
 	f.rowsParallel(Nq, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			q.Final.to16(r.hf[i*W:(i+1)*W], r.xq[i*W:(i+1)*W])
 		}
 	})
+	r.traced("final", -1, r.hf[:Nq*W])
 	// The heads: histories' coordinates split across threads.
 	J := c.Coords()
 	parts := r.threads
