@@ -1,0 +1,504 @@
+package ptx
+
+import (
+	"strconv"
+	"strings"
+)
+
+// builder decodes one .entry body into a Kernel.
+type builder struct {
+	p        *parser
+	k        *Kernel
+	scopes   []map[string]int32
+	regBits  []uint8 // declared width of each register (1 for .pred, 64 for pseudo-registers)
+	isConst  []bool
+	labels   map[string]int32
+	fixups   []fixup
+	params   map[string]int
+	local    map[string]int
+	sharedIx map[string]int
+	consts   map[constKey]int32
+}
+
+type fixup struct {
+	pc    int
+	label string
+	line  int
+}
+
+type constKey struct {
+	kind constKind
+	val  uint64
+}
+
+func (p *parser) entry(line int) error {
+	nt, err := p.next()
+	if err != nil {
+		return err
+	}
+	if nt.kind != tkIdent || strings.HasPrefix(nt.text, ".") || strings.HasPrefix(nt.text, "%") {
+		return errAt(nt.line, "expected a kernel name, found %q", nt.text)
+	}
+	if _, dup := p.mod.kernels[nt.text]; dup {
+		return errAt(nt.line, "kernel %s defined twice", nt.text)
+	}
+	k := &Kernel{Name: nt.text, mod: p.mod, line: line, localVars: map[string]int{}}
+	b := &builder{p: p, k: k, scopes: []map[string]int32{{}}, labels: map[string]int32{},
+		params: map[string]int{}, local: map[string]int{}, sharedIx: map[string]int{}, consts: map[constKey]int32{}}
+	if p.peek() == "(" {
+		p.pos++
+		if err := b.paramList(); err != nil {
+			return err
+		}
+	}
+	for p.peek() != "{" && p.peek() != ";" {
+		t, err := p.next()
+		if err != nil {
+			return err
+		}
+		switch t.text {
+		case ".maxntid", ".reqntid":
+			var d Dim3
+			for i := 0; i < 3; i++ {
+				n, err := p.next()
+				if err != nil {
+					return err
+				}
+				v, err := strconv.ParseUint(n.text, 0, 32)
+				if err != nil {
+					return errAt(n.line, "bad %s value %q", t.text, n.text)
+				}
+				d[i] = uint32(v)
+				if p.peek() != "," {
+					break
+				}
+				p.pos++
+			}
+			for i := range d {
+				if d[i] == 0 {
+					d[i] = 1
+				}
+			}
+			if t.text == ".maxntid" {
+				k.maxntid = d
+			} else {
+				k.reqntid = d
+			}
+		case ".minnctapersm", ".maxnreg", ".maxnctapersm":
+			if _, err := p.next(); err != nil {
+				return err
+			}
+		case ".noreturn":
+		default:
+			return errAt(t.line, "unsupported kernel directive %s", t.text)
+		}
+	}
+	if p.peek() == ";" { // a prototype without a body
+		p.pos++
+		return nil
+	}
+	p.pos++ // '{'
+	if err := b.body(); err != nil {
+		return err
+	}
+	if err := b.finish(); err != nil {
+		return err
+	}
+	p.mod.kernels[k.Name] = k
+	p.mod.order = append(p.mod.order, k.Name)
+	return nil
+}
+
+func (b *builder) paramList() error {
+	p := b.p
+	if p.peek() == ")" {
+		p.pos++
+		return nil
+	}
+	for {
+		if err := p.expect(".param"); err != nil {
+			return err
+		}
+		d, err := b.paramDecl()
+		if err != nil {
+			return err
+		}
+		if _, dup := b.params[d.name]; dup {
+			return errAt(d.line, "parameter %s declared twice", d.name)
+		}
+		off := alignUp(b.k.paramSize, d.align)
+		b.params[d.name] = off
+		b.k.params = append(b.k.params, Param{Name: d.name, Size: d.size})
+		b.k.paramOff = append(b.k.paramOff, off)
+		b.k.paramSize = off + d.size
+		if b.k.paramSize > 32764 {
+			return errAt(d.line, "kernel parameters exceed 32764 bytes")
+		}
+		t, err := p.next()
+		if err != nil {
+			return err
+		}
+		if t.text == ")" {
+			return nil
+		}
+		if t.text != "," {
+			return errAt(t.line, "expected ',' or ')' in parameter list, found %q", t.text)
+		}
+	}
+}
+
+// paramDecl parses a parameter after .param (no trailing ';').
+func (b *builder) paramDecl() (*varDecl, error) {
+	p := b.p
+	d := &varDecl{line: p.line()}
+	for {
+		t, err := p.next()
+		if err != nil {
+			return nil, err
+		}
+		switch t.text {
+		case ".align":
+			n, err := p.next()
+			if err != nil {
+				return nil, err
+			}
+			a, err := strconv.Atoi(n.text)
+			if err != nil || a <= 0 || a&(a-1) != 0 || a > 4096 {
+				return nil, errAt(n.line, "bad .align %q", n.text)
+			}
+			d.align = a
+			continue
+		case ".ptr", ".global", ".shared", ".const", ".local":
+			continue
+		}
+		if strings.HasPrefix(t.text, ".") {
+			ty, ok := parseType(t.text[1:])
+			if !ok || ty.k == kPred {
+				return nil, errAt(t.line, "unsupported parameter type %s", t.text)
+			}
+			if d.t.k != kNone {
+				return nil, errAt(t.line, "parameter has two types")
+			}
+			d.t = ty
+			continue
+		}
+		if d.t.k == kNone {
+			return nil, errAt(t.line, "parameter %q has no type", t.text)
+		}
+		if t.kind != tkIdent || strings.HasPrefix(t.text, "%") {
+			return nil, errAt(t.line, "expected a parameter name, found %q", t.text)
+		}
+		d.name = t.text
+		break
+	}
+	n := 1
+	if p.peek() == "[" {
+		p.pos++
+		nt, err := p.next()
+		if err != nil {
+			return nil, err
+		}
+		v, err := strconv.ParseUint(nt.text, 0, 16)
+		if err != nil || v == 0 {
+			return nil, errAt(nt.line, "bad parameter array size %q", nt.text)
+		}
+		n = int(v)
+		if err := p.expect("]"); err != nil {
+			return nil, err
+		}
+	}
+	d.size = n * d.t.bytes()
+	if d.align == 0 {
+		d.align = d.t.bytes()
+	}
+	return d, nil
+}
+
+func alignUp(x, a int) int {
+	if a <= 1 {
+		return x
+	}
+	return (x + a - 1) / a * a
+}
+
+// newReg appends a register of the given width.
+func (b *builder) newReg(bits uint8, isConst bool) (int32, error) {
+	if len(b.regBits) >= 1<<20 {
+		return 0, errAt(b.p.line(), "too many registers")
+	}
+	b.regBits = append(b.regBits, bits)
+	b.isConst = append(b.isConst, isConst)
+	return int32(len(b.regBits) - 1), nil
+}
+
+// constReg returns the pseudo-register holding a launch-constant value.
+func (b *builder) constReg(kind constKind, val uint64) (int32, error) {
+	key := constKey{kind, val}
+	if r, ok := b.consts[key]; ok {
+		return r, nil
+	}
+	r, err := b.newReg(64, true)
+	if err != nil {
+		return 0, err
+	}
+	b.consts[key] = r
+	b.k.consts = append(b.k.consts, constReg{reg: r, kind: kind, val: val})
+	return r, nil
+}
+
+func (b *builder) lookupReg(name string) (int32, bool) {
+	for i := len(b.scopes) - 1; i >= 0; i-- {
+		if r, ok := b.scopes[i][name]; ok {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// regDecl parses `.reg .type %r<N>;` or `.reg .type %a, %b;`.
+func (b *builder) regDecl() error {
+	p := b.p
+	t, err := p.next()
+	if err != nil {
+		return err
+	}
+	ty, ok := parseType(strings.TrimPrefix(t.text, "."))
+	if !ok || !strings.HasPrefix(t.text, ".") {
+		return errAt(t.line, "unsupported register type %s", t.text)
+	}
+	if ty.bits == 8 {
+		return errAt(t.line, "8-bit registers are not supported")
+	}
+	for {
+		nt, err := p.next()
+		if err != nil {
+			return err
+		}
+		if nt.kind != tkIdent || strings.HasPrefix(nt.text, ".") {
+			return errAt(nt.line, "expected a register name, found %q", nt.text)
+		}
+		count := -1
+		if p.peek() == "<" {
+			p.pos++
+			ct, err := p.next()
+			if err != nil {
+				return err
+			}
+			v, err := strconv.Atoi(ct.text)
+			if err != nil || v < 0 || v > 1<<20 {
+				return errAt(ct.line, "bad register count %q", ct.text)
+			}
+			count = v
+			if err := p.expect(">"); err != nil {
+				return err
+			}
+		}
+		scope := b.scopes[len(b.scopes)-1]
+		add := func(name string) error {
+			if _, dup := scope[name]; dup {
+				return errAt(nt.line, "register %s declared twice", name)
+			}
+			if _, sp := specialNames[name]; sp {
+				return errAt(nt.line, "register %s shadows a special register", name)
+			}
+			r, err := b.newReg(ty.bits, false)
+			if err != nil {
+				return err
+			}
+			scope[name] = r
+			return nil
+		}
+		if count < 0 {
+			if err := add(nt.text); err != nil {
+				return err
+			}
+		} else {
+			for i := 0; i < count; i++ {
+				if err := add(nt.text + strconv.Itoa(i)); err != nil {
+					return err
+				}
+			}
+		}
+		s, err := p.next()
+		if err != nil {
+			return err
+		}
+		if s.text == ";" {
+			return nil
+		}
+		if s.text != "," {
+			return errAt(s.line, "expected ',' or ';' in .reg, found %q", s.text)
+		}
+	}
+}
+
+func (b *builder) body() error {
+	p := b.p
+	for {
+		t, err := p.next()
+		if err != nil {
+			return err
+		}
+		switch t.text {
+		case "{":
+			b.scopes = append(b.scopes, map[string]int32{})
+			continue
+		case "}":
+			if len(b.scopes) == 1 {
+				return nil
+			}
+			b.scopes = b.scopes[:len(b.scopes)-1]
+			continue
+		case ".reg":
+			if err := b.regDecl(); err != nil {
+				return err
+			}
+			continue
+		case ".local", ".shared":
+			d, err := p.varDecl(false)
+			if err != nil {
+				return err
+			}
+			if d.open {
+				return errAt(d.line, "%s array %s needs a size", t.text, d.name)
+			}
+			if b.symbolKnown(d.name) {
+				return errAt(d.line, "variable %s declared twice", d.name)
+			}
+			if t.text == ".local" {
+				off := alignUp(b.k.localSize, d.align)
+				b.local[d.name] = off
+				b.k.localVars[d.name] = off
+				b.k.localSize = off + d.size
+				if b.k.localSize > 512*1024 {
+					return errAt(d.line, "local memory exceeds 512 KiB per thread")
+				}
+			} else {
+				b.sharedIx[d.name] = len(b.k.shared)
+				b.k.shared = append(b.k.shared, &sharedVar{name: d.name, align: d.align, size: d.size, line: d.line})
+			}
+			continue
+		case ".pragma":
+			if err := p.skipStmt(); err != nil {
+				return err
+			}
+			continue
+		case ".loc", ".file":
+			p.skipLine(t.line)
+			continue
+		}
+		if t.kind == tkIdent && p.peek() == ":" && !strings.HasPrefix(t.text, "%") && !strings.HasPrefix(t.text, ".") {
+			p.pos++
+			if _, dup := b.labels[t.text]; dup {
+				return errAt(t.line, "label %s defined twice", t.text)
+			}
+			b.labels[t.text] = int32(len(b.k.code))
+			continue
+		}
+		// An instruction, possibly guarded.
+		guard, gneg := int32(-1), false
+		if t.text == "@" {
+			g, err := p.next()
+			if err != nil {
+				return err
+			}
+			if g.text == "!" {
+				gneg = true
+				if g, err = p.next(); err != nil {
+					return err
+				}
+			}
+			r, ok := b.lookupReg(g.text)
+			if !ok || b.regBits[r] != 1 {
+				return errAt(g.line, "guard %q is not a predicate register", g.text)
+			}
+			guard = r
+			if t, err = p.next(); err != nil {
+				return err
+			}
+		}
+		if t.kind != tkIdent || strings.HasPrefix(t.text, ".") || strings.HasPrefix(t.text, "%") {
+			return errAt(t.line, "unexpected %q in function body", t.text)
+		}
+		start := p.pos
+		for p.peek() != ";" {
+			if p.eof() || p.peek() == "}" && braceDepth(p.toks[start:p.pos]) == 0 {
+				return errAt(t.line, "missing ';' after %s", t.text)
+			}
+			p.pos++
+		}
+		ops, err := parseOperands(p.toks[start:p.pos], t.line)
+		p.pos++ // ';'
+		if err != nil {
+			return err
+		}
+		in := inst{guard: guard, gneg: gneg, line: int32(t.line), d: -1, d2: -1, a: -1, b: -1, c: -1, e: -1}
+		if err := b.decode(&in, t.text, ops); err != nil {
+			return err
+		}
+		b.k.code = append(b.k.code, in)
+	}
+}
+
+func braceDepth(ts []token) int {
+	d := 0
+	for _, t := range ts {
+		switch t.text {
+		case "{":
+			d++
+		case "}":
+			d--
+		}
+	}
+	return d
+}
+
+func (b *builder) symbolKnown(name string) bool {
+	_, a := b.params[name]
+	_, l := b.local[name]
+	_, s := b.sharedIx[name]
+	return a || l || s
+}
+
+// finish resolves labels and lays out shared memory.
+func (b *builder) finish() error {
+	k := b.k
+	for _, f := range b.fixups {
+		pc, ok := b.labels[f.label]
+		if !ok {
+			return errAt(f.line, "undefined label %s", f.label)
+		}
+		k.code[f.pc].target = pc
+	}
+	// A final implicit exit so that falling off the end is well defined.
+	k.code = append(k.code, inst{op: opExit, guard: -1, d: -1, d2: -1, a: -1, b: -1, c: -1, e: -1, line: int32(b.p.line())})
+	off, dynAlign := 0, 16
+	k.sharedOff = make([]int, len(k.shared))
+	for i, s := range k.shared {
+		if s.extern {
+			if s.align > dynAlign {
+				dynAlign = s.align
+			}
+			continue
+		}
+		off = alignUp(off, s.align)
+		k.sharedOff[i] = off
+		off += s.size
+	}
+	k.static = off
+	k.dynAlign = dynAlign
+	dynBase := alignUp(off, dynAlign)
+	for i, s := range k.shared {
+		if s.extern {
+			k.sharedOff[i] = dynBase
+		}
+	}
+	for i := range k.consts {
+		if k.consts[i].kind == ckShared {
+			k.consts[i].kind = ckImm
+			k.consts[i].val = uint64(k.sharedOff[k.consts[i].val])
+		}
+	}
+	k.nregs = len(b.regBits)
+	return nil
+}
