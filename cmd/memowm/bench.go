@@ -34,6 +34,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	md := fs.Bool("md", false, "print the table as Markdown")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
+	device := deviceFlag(fs)
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	external := fs.Bool("external", true, "also run the xz and zstd commands found on PATH as general-purpose rows (--external=false: only the in-process ones)")
 	cmpH := fs.Float64("compare-min-entropy", 0, "also compare fills and histories with the rule 'omit when H < BITS' (0: with the bundle's policy, if it omits anything)")
@@ -50,10 +51,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *batch < 1 {
 		return usagef("--batch %d must be at least 1", *batch)
 	}
-	b, p, err := loadBundle(*bundlePath)
+	b, p, _, release, err := loadBundleOn(*bundlePath, *device, "bench", stderr)
 	if err != nil {
 		return err
 	}
+	defer release()
 	warnUntrained(stderr, "bench", *bundlePath, b)
 	eps, err := readCodesFrom(b, *in)
 	if err != nil {

@@ -150,6 +150,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	slotRepeat := fs.Bool("slot-repeat", false, "code one repeat flag per slot before each state: a slot equal to the previous\nreconstruction is copied without the model (pays on recorded screens)")
 	prior := fs.String("prior", "auto", "the prior states are coded under: mix (the world model mixed with adaptive\ncontext models and long-range copy; with --min-entropy the rule reads the\nmixed distribution), wm (the world model's table alone), or auto (mix when the\npolicy is lossless or a risk policy calibrated on the mix, and --slot-repeat\nis not given; else wm)")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
+	device := deviceFlag(fs)
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	asJSON := fs.Bool("json", false, "print the accounting as JSON")
 	measure := fs.Bool("measure", true, "measure the states the file gives back against the input (R^2, MSE);\na lossy file's input is read a second time for it")
@@ -178,10 +179,11 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	if *batch < 1 {
 		return usagef("--batch %d must be at least 1", *batch)
 	}
-	b, p, err := loadBundle(*bundlePath)
+	b, p, devName, release, err := loadBundleOn(*bundlePath, *device, "encode", stderr)
 	if err != nil {
 		return err
 	}
+	defer release()
 	warnUntrained(stderr, "encode", *bundlePath, b)
 	warnQuantizer(stderr, "encode", *bundlePath, b.OPQ)
 	watchOutputs(stderr, "encode", *out)
@@ -311,6 +313,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	acc.Prior = priorName(mix)
 	acc.FixedWidthBits = b.OPQ.Bits()
 	acc.EncodeObsPerSec = float64(obs) / el.Seconds()
+	acc.Device = devName
 	if r2, _, ok := b.OPQ.HeldOut(); ok {
 		acc.QuantizerR2 = &r2
 	}
@@ -335,7 +338,11 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 		e.SetIndent("", "  ")
 		return e.Encode(acc)
 	}
-	fmt.Fprintf(stdout, "wrote %s (%s) in %.1f s (%.1f obs/s); policy %s, prior %s\n", *out, humanBytes(st.Size()), el.Seconds(), acc.EncodeObsPerSec, acc.Policy, acc.Prior)
+	on := ""
+	if devName != "cpu" {
+		on = "; world model on " + devName
+	}
+	fmt.Fprintf(stdout, "wrote %s (%s) in %.1f s (%.1f obs/s); policy %s, prior %s%s\n", *out, humanBytes(st.Size()), el.Seconds(), acc.EncodeObsPerSec, acc.Policy, acc.Prior, on)
 	printAccounting(stdout, acc)
 	return nil
 }
@@ -413,6 +420,7 @@ type accounting struct {
 	FileBitsPerObs  float64 `json:"file_bits_per_obs"`    // physical: the whole file
 	FileBytes       int64   `json:"file_bytes"`
 	EncodeObsPerSec float64 `json:"encode_obs_per_s,omitempty"`
+	Device          string  `json:"device,omitempty"` // where the world model ran
 	FixedWidthBits  int     `json:"fixed_width_bits_per_obs"`
 	// The shared model (the paper's S = B_shared/N + R): the bundle's bytes,
 	// of them the quantizer's, the bundle spread over these observations
@@ -519,6 +527,7 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 	what := fs.String("what", "codes", "codes or states")
 	episode := fs.Int64("episode", 0, "decode only this episode ID, negative IDs too (default: all)")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
+	device := deviceFlag(fs)
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	pos, err := parse(fs, args)
@@ -540,10 +549,11 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 	if *batch < 1 {
 		return usagef("--batch %d must be at least 1", *batch)
 	}
-	b, p, err := loadBundle(*bundlePath)
+	b, p, _, release, err := loadBundleOn(*bundlePath, *device, "decode", stderr)
 	if err != nil {
 		return err
 	}
+	defer release()
 	watchOutputs(stderr, "decode", trajectoryOutputs(*out)...)
 	r, err := codec.Open(*in)
 	if err != nil {
@@ -626,6 +636,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 			"if every episode is intact.", stdout)
 	bundlePath := fs.String("model", "", "model bundle (required)")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
+	device := deviceFlag(fs)
 	asJSON := fs.Bool("json", false, "print the result as JSON (damaged episodes listed; the exit status still says)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -637,10 +648,11 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	if *batch < 1 {
 		return usagef("--batch %d must be at least 1", *batch)
 	}
-	b, p, err := loadBundle(*bundlePath)
+	b, p, _, release, err := loadBundleOn(*bundlePath, *device, "verify", stderr)
 	if err != nil {
 		return err
 	}
+	defer release()
 	r, err := codec.Open(pos[0])
 	if err != nil {
 		return err

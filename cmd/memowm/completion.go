@@ -68,7 +68,7 @@ complete -o filenames -F _memowm memowm
 // subVerbs are the sub-verbs of the verbs that have them and list their
 // flags under each sub-verb's -h: the script completes the sub-verb, and a
 // verb's flags are those of all its sub-verbs.
-var subVerbs = map[string][]string{"weights": weightsSubVerbs, "record": {"web", "tty"}, "model": {"info", "init", "int8"}, "fit": {"opq"}}
+var subVerbs = map[string][]string{"weights": weightsSubVerbs, "record": {"web", "tty"}, "model": {"info", "init", "int8"}, "fit": {"opq"}, "gpu": gpuSubVerbs}
 
 // fitStages are the values of fit's --stage, whose flags fit's completion
 // lists besides those of a whole bundle's fit.

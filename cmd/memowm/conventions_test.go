@@ -32,7 +32,7 @@ func TestCLIConventions(t *testing.T) {
 		t.Fatalf("--out -: %d %s", code, errs)
 	}
 	code, out, _ = memowm(t, "completion", "bash")
-	if code != 0 || !strings.Contains(out, "complete -o filenames -F _memowm memowm") || !strings.Contains(out, "encode) flags=\"--batch --force --in --json --lambda") {
+	if code != 0 || !strings.Contains(out, "complete -o filenames -F _memowm memowm") || !strings.Contains(out, "encode) flags=\"--batch --device --force --in --json --lambda") {
 		t.Fatalf("completion bash: %d\n%s", code, out)
 	}
 	if code, out, _ := memowm(t, "completion", "zsh"); code != 0 || !strings.HasPrefix(out, "#compdef memowm") {

@@ -45,6 +45,7 @@ func init() {
 		{"import", "--out FILE DIR...", "turn recording folders (screens + actions) into a trajectory", runImport},
 		{"inspect", "FILE [--json]", "show what a trajectory, quantizer, bundle or memory file holds", runInspect},
 		{"model", "info|init [flags]", "show a world-model preset's parameters and speed; write random weights", runModel},
+		{"gpu", "info|check|bench [flags]", "the CUDA backend: is a GPU usable, CPU/GPU parity, int8 prediction speed", runGPU},
 		{"weights", "export|import [flags]", "export or import a bundle's world-model weights as safetensors (PyTorch, JAX, NumPy)", runWeights},
 		{"completion", "bash|zsh", "print a shell completion script for memowm's verbs and flags", runCompletion},
 		{"version", "", "print the version and the commit it was built from", runVersion},

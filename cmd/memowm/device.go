@@ -1,0 +1,111 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/memowm/memowm/cuda"
+	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/worldmodel"
+)
+
+const deviceHelp = "where the world model runs: cpu; cuda (the first GPU, through the CUDA driver;\n" +
+	"int8 bundles only, as only the int8 profile is bit-exact across devices; an\n" +
+	"error without one); auto (cuda for an int8 bundle when a GPU opens, else the\n" +
+	"CPU, saying once why); emulator (cuda's kernels run by the PTX emulator on the\n" +
+	"CPU: slow, for checking the GPU path without a GPU)"
+
+// deviceFlag adds --device to fs.
+func deviceFlag(fs *flag.FlagSet) *string { return fs.String("device", "auto", deviceHelp) }
+
+// fallbackSaid records the writers the CPU fallback's reason went to: said
+// once per process (its stderr), and once per in-process run in tests.
+var fallbackSaid struct {
+	sync.Mutex
+	to map[io.Writer]bool
+}
+
+func sayFallback(stderr io.Writer, verb string, err error) {
+	fallbackSaid.Lock()
+	defer fallbackSaid.Unlock()
+	if fallbackSaid.to[stderr] {
+		return
+	}
+	if fallbackSaid.to == nil {
+		fallbackSaid.to = map[io.Writer]bool{}
+	}
+	fallbackSaid.to[stderr] = true
+	fmt.Fprintf(stderr, "%s: running on the CPU: %v\n", verb, err)
+}
+
+// predictorOn returns b's predictor on device, the device's description
+// and a function that releases it.
+func predictorOn(b *model.Bundle, device, verb string, stderr io.Writer) (worldmodel.Predictor, string, func(), error) {
+	cpu := func() (worldmodel.Predictor, string, func(), error) {
+		p, err := b.Predictor()
+		return p, "cpu", func() {}, err
+	}
+	int8 := b.Profile == worldmodel.ProfileInt8 && b.Int8 != nil
+	var (
+		d   cuda.Device
+		err error
+	)
+	switch device {
+	case "cpu":
+		return cpu()
+	case "auto":
+		if !int8 {
+			return cpu()
+		}
+		if d, err = cuda.Open(0); err != nil {
+			sayFallback(stderr, verb, err)
+			return cpu()
+		}
+	case "cuda", "emulator":
+		if !int8 {
+			return nil, "", nil, usagef("--device %s runs the int8 profile only (the f32 profile is exact on the CPU alone); make an int8 bundle with 'memowm model int8'", device)
+		}
+		if device == "emulator" {
+			d, err = cuda.OpenEmulator()
+		} else {
+			d, err = cuda.Open(0)
+		}
+		if err != nil {
+			return nil, "", nil, err
+		}
+	default:
+		return nil, "", nil, usagef("--device %q: want cpu, cuda, auto or emulator", device)
+	}
+	p, err := cuda.NewInt8(d, b.Int8, worldmodel.WithPrecision(b.Precision))
+	if err != nil {
+		d.Close()
+		return nil, "", nil, err
+	}
+	desc := "cuda: " + d.Info().String()
+	if d.Info().Emulated {
+		desc = "emulator: " + d.Info().String()
+	}
+	return p, desc, func() { p.Close(); d.Close() }, nil
+}
+
+// loadBundleOn loads a bundle and its predictor on device.
+func loadBundleOn(path, device, verb string, stderr io.Writer) (*model.Bundle, worldmodel.Predictor, string, func(), error) {
+	if path == "" {
+		return nil, nil, "", nil, usagef("--model BUNDLE is required")
+	}
+	b, err := model.Load(path)
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	p, desc, release, err := predictorOn(b, device, verb, stderr)
+	if err != nil {
+		if errors.Is(err, cuda.ErrUnavailable) {
+			return nil, nil, "", nil, fmt.Errorf("--device %s: %w", device, err)
+		}
+		return nil, nil, "", nil, err
+	}
+	return b, p, desc, release, nil
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# gen.sh: regenerates the committed PTX from the kernels' CUDA C with clang
+# (no CUDA toolkit: --cuda-device-only -nocudainc -nocudalib). The target is
+# sm_61 (dp4a), which every GPU since Pascal JIT-compiles. TestPTXUpToDate
+# checks that this gives the committed text byte for byte.
+#   cuda/gen.sh            rewrite cuda/int8.ptx
+#   cuda/gen.sh OUTDIR     write to OUTDIR instead (the test's check)
+set -euo pipefail
+cd "$(dirname "$0")"
+out=${1:-.}
+CLANG=${CLANG:-clang-14}
+for k in int8; do
+  "$CLANG" --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=sm_61 -O3 -S \
+    -o "$out/$k.ptx" "kernels/$k.cu"
+done
