@@ -109,6 +109,11 @@ var lockstep = map[string]bool{"shfl": true, "vote": true, "match": true, "activ
 func (b *builder) decode(in *inst, opText string, ops []rawOp) error {
 	line := int(in.line)
 	base, m := splitMods(opText)
+	if base != "bra" {
+		for i := range ops {
+			b.norm(&ops[i])
+		}
+	}
 	unsupported := func() error { return errAt(line, "unsupported instruction %s", opText) }
 	if lockstep[base] || strings.HasPrefix(opText, "bar.warp") {
 		return errAt(line, "unsupported instruction %s: warp-level primitives need lockstep execution", opText)
@@ -190,6 +195,23 @@ func (b *builder) decode(in *inst, opText string, ops []rawOp) error {
 		return errAt(line, "unsupported instruction %s: device function calls are not supported (inline them)", opText)
 	}
 	return unsupported()
+}
+
+// norm turns names that are registers (PTX allows registers without %)
+// from symbols into registers.
+func (b *builder) norm(o *rawOp) {
+	switch o.kind {
+	case rkSym:
+		if _, ok := b.lookupReg(o.name); ok && o.off == 0 {
+			o.kind = rkReg
+		}
+	case rkMem:
+		b.norm(o.base)
+	case rkVec:
+		for i := range o.elems {
+			b.norm(&o.elems[i])
+		}
+	}
 }
 
 // dsa decodes d, a[, b[, c]] with the given types for immediates.

@@ -132,13 +132,13 @@ func parseOperand(ts []token, line int) (rawOp, error) {
 			return rawOp{}, errAt(line, "vector operand needs 2 or 4 elements: %q", text())
 		}
 		for _, e := range elems {
-			if e.kind != rkReg && e.kind != rkImm && e.kind != rkSink {
+			if e.kind != rkReg && e.kind != rkImm && e.kind != rkSink && e.kind != rkSym {
 				return rawOp{}, errAt(line, "bad vector element in %q", text())
 			}
 		}
 		return rawOp{kind: rkVec, elems: elems, line: line}, nil
 	case first == "!":
-		if len(ts) != 2 || ts[1].kind != tkIdent || !strings.HasPrefix(ts[1].text, "%") {
+		if len(ts) != 2 || ts[1].kind != tkIdent || strings.HasPrefix(ts[1].text, ".") {
 			return rawOp{}, errAt(line, "bad negated operand %q", text())
 		}
 		return rawOp{kind: rkReg, name: ts[1].text, neg: true, line: line}, nil
@@ -153,10 +153,9 @@ func parseOperand(ts []token, line int) (rawOp, error) {
 			return rawOp{}, errAt(line, "bad immediate %q", text())
 		}
 		return rawOp{kind: rkImm, name: lit, line: line}, nil
+	case ts[0].kind == tkIdent && len(ts) == 3 && ts[1].text == "|" && ts[2].kind == tkIdent:
+		return rawOp{kind: rkPair, name: first, name2: ts[2].text, line: line}, nil
 	case ts[0].kind == tkIdent && strings.HasPrefix(first, "%"):
-		if len(ts) == 3 && ts[1].text == "|" && strings.HasPrefix(ts[2].text, "%") {
-			return rawOp{kind: rkPair, name: first, name2: ts[2].text, line: line}, nil
-		}
 		if len(ts) != 1 {
 			return rawOp{}, errAt(line, "bad register operand %q", text())
 		}
