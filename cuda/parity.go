@@ -31,14 +31,14 @@ type Parity struct {
 	Preset     string     `json:"preset"`
 	Histories  int        `json:"histories"`
 	Tokens     int        `json:"tokens"`
-	Ops        []OpParity `json:"ops,omitempty"`
+	Ops        []OpParity `json:"per_op"`
 	Tables     int        `json:"tables"` // coordinates compared
 	Mismatches struct {
-		Ops      int `json:"ops"`      // steps with any difference
-		Tables   int `json:"tables"`   // tables with any entry different
-		Modes    int `json:"modes"`    // modes different
-		Entropy  int `json:"entropy"`  // entropies different
-		Sequence int `json:"sequence"` // steps the two sides ran in a different order
+		Ops      int `json:"mismatched_steps"`     // steps with any difference
+		Tables   int `json:"mismatched_tables"`    // tables with any entry different
+		Modes    int `json:"mismatched_modes"`     // modes different
+		Entropy  int `json:"mismatched_entropies"` // entropies different
+		Sequence int `json:"mismatched_sequence"`  // steps the two sides ran in a different order
 	} `json:"mismatches"`
 	CPUSeconds    float64 `json:"cpu_seconds"`
 	DeviceSeconds float64 `json:"device_seconds"` // with tracing when ops are compared

@@ -55,7 +55,7 @@ func runGPUInfo(args []string, stdout io.Writer) error {
 	if *asJSON {
 		out := map[string]any{"available": perr == nil}
 		if perr == nil {
-			out["device"] = info
+			out["gpu"] = info
 		} else {
 			out["reason"] = perr.Error()
 		}
@@ -140,7 +140,7 @@ func runGPUCheck(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *asJSON {
-		if err := writeJSON(stdout, map[string]any{"device": d.Info(), "results": all, "ok": bad == 0}); err != nil {
+		if err := writeJSON(stdout, map[string]any{"device": d.Info().String(), "per_preset": all, "ok": bad == 0}); err != nil {
 			return err
 		}
 	}
@@ -158,7 +158,7 @@ type benchRow struct {
 	Batch      int     `json:"batch"`
 	Calls      int     `json:"calls"`
 	Seconds    float64 `json:"seconds"`
-	ObsPerSec  float64 `json:"obs_per_s"`
+	ObsPerSec  float64 `json:"predict_obs_per_s"`
 	MsPerBatch float64 `json:"ms_per_call"`
 }
 
@@ -242,7 +242,7 @@ func runGPUBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *asJSON {
-		return writeJSON(stdout, map[string]any{"device": desc, "preset": *preset, "params": c.NumParams(), "window": c.MaxHistory, "rows": rows})
+		return writeJSON(stdout, map[string]any{"device": desc, "preset": *preset, "params": c.NumParams(), "window": c.MaxHistory, "per_batch": rows})
 	}
 	fmt.Fprintf(stdout, "int8 predictions, preset %s (%d parameters), full %d-state windows, on %s\n", *preset, c.NumParams(), c.MaxHistory, desc)
 	fmt.Fprintf(stdout, "%8s %8s %12s %12s\n", "batch", "calls", "ms/call", "obs/s")

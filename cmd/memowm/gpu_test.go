@@ -99,8 +99,8 @@ func TestGPUVerbEmulator(t *testing.T) {
 	var rep struct {
 		Rows []struct {
 			Batch     int     `json:"batch"`
-			ObsPerSec float64 `json:"obs_per_s"`
-		} `json:"rows"`
+			ObsPerSec float64 `json:"predict_obs_per_s"`
+		} `json:"per_batch"`
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.Rows) != 1 || rep.Rows[0].ObsPerSec <= 0 {
 		t.Fatalf("gpu bench: %d\n%s%s", code, out, errs)

@@ -75,6 +75,9 @@ func TestJSONVocabulary(t *testing.T) {
 		{"inspect", p("m.mwm"), "--json"},
 		{"bench", "--model", p("b.mwb"), "--in", p("t.arrow"), "--quiet", "--json", "--external=false"},
 		{"model", "info", "--preset", "tiny", "--json"},
+		{"gpu", "info", "--json"},
+		{"gpu", "check", "--device", "emulator", "--presets", "tiny", "--histories", "1", "--json"},
+		{"gpu", "bench", "--device", "cpu", "--preset", "tiny", "--batch", "1", "--time", "1ms", "--json"},
 		{"weights", "export", "--model", p("b.mwb"), "--out", p("w.safetensors"), "--json"},
 		{"weights", "import", "--model", p("b.mwb"), "--in", p("w.safetensors"), "--out", p("b2.mwb"), "--json"},
 	}
