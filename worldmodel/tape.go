@@ -90,6 +90,9 @@ type tape struct {
 	embT, gembT  []float32 // (J, E, C) the code embedding transposed per coordinate, and its gradient
 	dgate        []float32 // (B, J)
 	dvalid       []float32 // (B, S)
+
+	engine    BlockEngine // runs the blocks instead of the loops below (SetBlockEngine)
+	engineErr error       // the engine's first error of this step
 }
 
 func newTape(m *Model, threads int) *tape {
@@ -188,6 +191,11 @@ func (t *tape) forward(hs []History, train bool, dropSeed uint64) {
 		})
 	}
 
+	t.engineErr = nil
+	if t.engine != nil && train {
+		t.engineForward(rate, dropSeed)
+		L = 0 // the blocks are done
+	}
 	for l := 0; l < L; l++ {
 		Lp, T := &p.layers[l], &t.layers[l]
 		last := l == L-1
@@ -245,7 +253,7 @@ func (t *tape) forward(hs []History, train bool, dropSeed uint64) {
 		T.drop2 = t.residualTo(t.xs[l+1], T.x1, proj, Lp.b2, &T.mask2, R, W, rate, dropSeed, 2+2*l)
 	}
 	t.lnf = grow(t.lnf, Nq*W)
-	t.layerNorm(t.lnf, t.xs[L], p.finalG, p.finalB, Nq, W)
+	t.layerNorm(t.lnf, t.xs[c.Layers], p.finalG, p.finalB, Nq, W)
 	if cap(t.outs) < B {
 		t.outs = make([]Output, B)
 	}
@@ -439,6 +447,10 @@ func (t *tape) backward(g *Params) {
 	// Final LayerNorm: dx (Nq rows) of the last block's output.
 	dx := t.dx[:Nq*W]
 	layerNormBackward(dx, g.finalG, g.finalB, dlnf, t.xs[L], p.finalG, t.xhat, Nq, W, th, &t.part)
+	if t.engine != nil && t.fast {
+		dx = t.engineBackward(g, dx)
+		L = 0 // the blocks are done
+	}
 
 	for l := L - 1; l >= 0; l-- {
 		Lp, Lg, T := &p.layers[l], &g.layers[l], &t.layers[l]

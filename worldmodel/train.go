@@ -306,6 +306,10 @@ func (t *Trainer) Step() StepStats {
 	if t.tc.Clip > 0 && norm > t.tc.Clip {
 		scale = float32(t.tc.Clip / norm)
 	}
+	if tp.engineErr != nil {
+		t.err = fmt.Errorf("worldmodel: step %d: %w", s+1, tp.engineErr)
+		return StepStats{}
+	}
 	lr := t.tc.schedule(s + 1)
 	t.opt.step(t.m.p.Data, t.grad.Data, scale, s+1, lr, &t.tc, t.froze, t.tc.Threads)
 	t.step++
