@@ -427,6 +427,9 @@ func (b *builder) body() error {
 			}
 			p.pos++
 		}
+		if err := precheck(t.text, t.line); err != nil {
+			return err
+		}
 		ops, err := parseOperands(p.toks[start:p.pos], t.line)
 		p.pos++ // ';'
 		if err != nil {

@@ -105,6 +105,21 @@ func (m *mods) one(line int) (ptype, error) {
 var lockstep = map[string]bool{"shfl": true, "vote": true, "match": true, "activemask": true,
 	"redux": true, "elect": true, "wmma": true, "mma": true, "ldmatrix": true, "stmatrix": true}
 
+// precheck rejects instructions that are never supported before their
+// operands are parsed, so the message names the instruction.
+func precheck(opText string, line int) error {
+	base, _, _ := strings.Cut(opText, ".")
+	switch {
+	case lockstep[base] || strings.HasPrefix(opText, "bar.warp"):
+		return errAt(line, "unsupported instruction %s: warp-level primitives need lockstep execution", opText)
+	case base == "call":
+		return errAt(line, "unsupported instruction %s: device function calls are not supported (inline them)", opText)
+	case base == "tex" || base == "tld4" || base == "suld" || base == "sust" || base == "txq" || base == "suq":
+		return errAt(line, "unsupported instruction %s: textures and surfaces are not supported", opText)
+	}
+	return nil
+}
+
 // decode fills in from the opcode text and operands.
 func (b *builder) decode(in *inst, opText string, ops []rawOp) error {
 	line := int(in.line)
@@ -115,8 +130,8 @@ func (b *builder) decode(in *inst, opText string, ops []rawOp) error {
 		}
 	}
 	unsupported := func() error { return errAt(line, "unsupported instruction %s", opText) }
-	if lockstep[base] || strings.HasPrefix(opText, "bar.warp") {
-		return errAt(line, "unsupported instruction %s: warp-level primitives need lockstep execution", opText)
+	if err := precheck(opText, line); err != nil {
+		return err
 	}
 	if m.flags["ftz"] {
 		return errAt(line, "unsupported instruction %s: .ftz (flush-to-zero) is not modelled", opText)
@@ -191,8 +206,6 @@ func (b *builder) decode(in *inst, opText string, ops []rawOp) error {
 		}
 		in.op, in.t, in.t2, in.w = opDp4a, m.types[0], m.types[1], 32
 		return b.dsa(in, ops, ptype{kB, 32}, ptype{kB, 32}, ptype{kB, 32}, ptype{kB, 32})
-	case "call":
-		return errAt(line, "unsupported instruction %s: device function calls are not supported (inline them)", opText)
 	}
 	return unsupported()
 }

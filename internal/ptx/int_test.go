@@ -7,8 +7,12 @@ import (
 	"testing"
 )
 
-type sInt interface{ ~int8 | ~int16 | ~int32 | ~int64 }
-type uInt interface{ ~uint8 | ~uint16 | ~uint32 | ~uint64 }
+type sInt interface {
+	~int8 | ~int16 | ~int32 | ~int64
+}
+type uInt interface {
+	~uint8 | ~uint16 | ~uint32 | ~uint64
+}
 
 func bu(b bool) uint64 {
 	if b {
