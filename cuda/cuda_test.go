@@ -32,7 +32,8 @@ func TestPTXUpToDate(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("gen.sh: %v\n%s", err, out)
 	}
-	for _, name := range []string{"int8.ptx"} {
+	names, _ := ptxModules()
+	for _, name := range names {
 		got, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -48,7 +49,11 @@ func TestPTXUpToDate(t *testing.T) {
 }
 
 func TestKernelNames(t *testing.T) {
-	got := kernelNames(int8PTX)
+	_, texts := ptxModules()
+	var got []string
+	for _, t := range texts {
+		got = append(got, kernelNames(t)...)
+	}
 	want := []string{"ln_rows", "gemm_s8", "requant8", "add_resid", "gelu8", "gather_rows", "attention", "heads"}
 	for _, k := range want {
 		if !slices.Contains(got, k) {

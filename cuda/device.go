@@ -1,17 +1,34 @@
 package cuda
 
 import (
-	_ "embed"
+	"embed"
 	"errors"
 	"fmt"
 	"regexp"
 	"sync"
 )
 
-// int8PTX is the int8 profile's kernels (kernels/int8.cu through gen.sh).
+// modules are the kernels as PTX, one module per kernels/NAME.cu (through
+// gen.sh), all loaded by Open and OpenEmulator; kernel names are unique
+// across them.
 //
-//go:embed int8.ptx
-var int8PTX string
+//go:embed *.ptx
+var modules embed.FS
+
+// ptxModules returns the embedded modules' file names and texts, in name
+// order.
+func ptxModules() ([]string, []string) {
+	ents, _ := modules.ReadDir(".")
+	var names, texts []string
+	for _, e := range ents {
+		b, err := modules.ReadFile(e.Name())
+		if err != nil {
+			continue
+		}
+		names, texts = append(names, e.Name()), append(texts, string(b))
+	}
+	return names, texts
+}
 
 // Ptr is a device address.
 type Ptr uint64
@@ -99,7 +116,8 @@ func kernelNames(ptx string) []string {
 // a usable GPU the error wraps ErrUnavailable and says why: no driver
 // binding in this build, no driver, no device, a driver or device too old.
 func Open(ordinal int) (Device, error) {
-	d, err := openGPU(ordinal, int8PTX)
+	_, ptxs := ptxModules()
+	d, err := openGPU(ordinal, ptxs)
 	if err != nil {
 		var de *DriverError
 		if errors.As(err, &de) {

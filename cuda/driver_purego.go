@@ -124,7 +124,7 @@ type gpu struct {
 	a     *driverAPI
 	dev   int32
 	ctx   uintptr
-	mod   uintptr
+	mods  []uintptr
 	fns   map[string]uintptr
 	info  Info
 	mu    sync.Mutex
@@ -154,7 +154,7 @@ const (
 )
 
 // openGPU initialises the driver and opens device ordinal with the module.
-func openGPU(ordinal int, ptx string) (Device, error) {
+func openGPU(ordinal int, ptxs []string) (Device, error) {
 	a, err := loadDriver()
 	if err != nil {
 		return nil, err
@@ -217,24 +217,36 @@ func openGPU(ordinal int, ptx string) (Device, error) {
 		a.primaryCtxRelease(g.dev)
 		return nil, err
 	}
-	logBuf := make([]byte, 8192)
-	opts := []int32{jitErrorLog, jitErrorLogSize}
-	vals := []uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
-	if r := a.moduleLoadDataEx(&g.mod, cString(ptx), 2, &opts[0], &vals[0]); r != 0 {
-		err := a.check("cuModuleLoadDataEx", r)
-		a.primaryCtxRelease(g.dev)
-		return nil, fmt.Errorf("%w: %s", err, goString(&logBuf[0]))
-	}
-	runtime.KeepAlive(logBuf)
-	for _, k := range kernelNames(ptx) {
-		var f uintptr
-		if err := a.check("cuModuleGetFunction "+k, a.moduleGetFunction(&f, g.mod, cString(k))); err != nil {
+	for _, ptx := range ptxs {
+		if err := g.load(ptx); err != nil {
 			g.Close()
 			return nil, err
 		}
-		g.fns[k] = f
 	}
 	return g, nil
+}
+
+// load JIT-compiles one PTX module (with the JIT's error log on failure)
+// and looks up its kernels.
+func (g *gpu) load(ptx string) error {
+	a := g.a
+	logBuf := make([]byte, 8192)
+	opts := []int32{jitErrorLog, jitErrorLogSize}
+	vals := []uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
+	var mod uintptr
+	if r := a.moduleLoadDataEx(&mod, cString(ptx), 2, &opts[0], &vals[0]); r != 0 {
+		return fmt.Errorf("%w: %s", a.check("cuModuleLoadDataEx", r), goString(&logBuf[0]))
+	}
+	runtime.KeepAlive(logBuf)
+	g.mods = append(g.mods, mod)
+	for _, k := range kernelNames(ptx) {
+		var f uintptr
+		if err := a.check("cuModuleGetFunction "+k, a.moduleGetFunction(&f, mod, cString(k))); err != nil {
+			return err
+		}
+		g.fns[k] = f
+	}
+	return nil
 }
 
 func (g *gpu) Info() Info { return g.info }
@@ -310,11 +322,15 @@ func (g *gpu) Close() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var err error
-	if g.mod != 0 {
+	if g.ctx != 0 {
 		g.a.ctxSetCurrent(g.ctx)
-		err = g.a.check("cuModuleUnload", g.a.moduleUnload(g.mod))
-		g.mod = 0
 	}
+	for _, m := range g.mods {
+		if e := g.a.check("cuModuleUnload", g.a.moduleUnload(m)); err == nil {
+			err = e
+		}
+	}
+	g.mods = nil
 	if g.ctx != 0 {
 		g.a.primaryCtxRelease(g.dev)
 		g.ctx = 0

@@ -10,24 +10,26 @@ import (
 // internal/ptx: the same kernels and launches as on a GPU, so the parity
 // tests check the GPU path's integers without a GPU. Slow (an interpreter).
 type emulator struct {
-	m   *ptx.Machine
-	mod *ptx.Module
-	ks  map[string]*ptx.Kernel
+	m  *ptx.Machine
+	ks map[string]*ptx.Kernel
 }
 
 // OpenEmulator returns the emulator with the kernels loaded.
 func OpenEmulator() (Device, error) {
-	mod, err := ptx.Parse(int8PTX)
-	if err != nil {
-		return nil, fmt.Errorf("cuda: emulator: %w", err)
-	}
-	e := &emulator{m: ptx.NewMachine(), mod: mod, ks: map[string]*ptx.Kernel{}}
-	for _, name := range mod.Kernels() {
-		k, err := mod.Kernel(name)
+	e := &emulator{m: ptx.NewMachine(), ks: map[string]*ptx.Kernel{}}
+	names, texts := ptxModules()
+	for i, text := range texts {
+		mod, err := ptx.Parse(text)
 		if err != nil {
-			return nil, fmt.Errorf("cuda: emulator: %w", err)
+			return nil, fmt.Errorf("cuda: emulator: %s: %w", names[i], err)
 		}
-		e.ks[name] = k
+		for _, name := range mod.Kernels() {
+			k, err := mod.Kernel(name)
+			if err != nil {
+				return nil, fmt.Errorf("cuda: emulator: %w", err)
+			}
+			e.ks[name] = k
+		}
 	}
 	return e, nil
 }

@@ -3,13 +3,14 @@
 # (no CUDA toolkit: --cuda-device-only -nocudainc -nocudalib). The target is
 # sm_61 (dp4a), which every GPU since Pascal JIT-compiles. TestPTXUpToDate
 # checks that this gives the committed text byte for byte.
-#   cuda/gen.sh            rewrite cuda/int8.ptx
+#   cuda/gen.sh            rewrite cuda/NAME.ptx for every kernels/NAME.cu
 #   cuda/gen.sh OUTDIR     write to OUTDIR instead (the test's check)
 set -euo pipefail
 cd "$(dirname "$0")"
 out=${1:-.}
 CLANG=${CLANG:-clang-14}
-for k in int8; do
+for src in kernels/*.cu; do
+  k=$(basename "$src" .cu)
   "$CLANG" --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=sm_61 -O3 -S \
-    -o "$out/$k.ptx" "kernels/$k.cu"
+    -o "$out/$k.ptx" "$src"
 done
