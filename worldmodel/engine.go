@@ -81,3 +81,8 @@ func (t *tape) engineBackward(g *Params, dx []float32) []float32 {
 	copy(t.dx[:t.N*W], dx0)
 	return t.dx[:t.N*W]
 }
+
+// LastGrad returns the gradient of the last Step's loss, before clipping
+// (aliasing the trainer's buffer, in Params' Data layout; valid until the
+// next Step): for parity checks of block engines.
+func (t *Trainer) LastGrad() []float32 { return t.grad.Data }
