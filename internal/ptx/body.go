@@ -503,5 +503,34 @@ func (b *builder) finish() error {
 		}
 	}
 	k.nregs = len(b.regBits)
+	b.p.mod.hazards = append(b.p.mod.hazards, contractionHazards(k.code)...)
 	return nil
+}
+
+// contractionHazards lists the lines of plain (no .rn) float multiplies
+// whose result a plain add or sub reads: ptxas may fuse such a pair into
+// one fma (it does by default), which rounds once where this interpreter
+// rounds twice.
+func contractionHazards(code []inst) []int {
+	muls := map[int32][]int{}
+	for _, in := range code {
+		if in.op == opFMul && in.flags&flPlain != 0 {
+			muls[in.d] = append(muls[in.d], int(in.line))
+		}
+	}
+	seen := map[int]bool{}
+	var lines []int
+	for _, in := range code {
+		if (in.op == opFAdd || in.op == opFSub) && in.flags&flPlain != 0 {
+			for _, r := range []int32{in.a, in.b} {
+				for _, l := range muls[r] {
+					if !seen[l] {
+						seen[l] = true
+						lines = append(lines, l)
+					}
+				}
+			}
+		}
+	}
+	return lines
 }

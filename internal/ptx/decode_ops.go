@@ -95,6 +95,9 @@ func (b *builder) decArith(in *inst, base string, m mods, ops []rawOp) error {
 				return errAt(line, "unsupported instruction %s: only round-to-nearest float arithmetic is modelled", m.full)
 			}
 			in.op = map[string]opcode{"add": opFAdd, "sub": opFSub, "mul": opFMul}[base]
+			if m.rnd == rndNone {
+				in.flags |= flPlain
+			}
 		case "fma", "mad", "div", "sqrt", "rcp":
 			if m.rnd != rndRN {
 				return errAt(line, "unsupported instruction %s: needs .rn (other roundings and approximations are not modelled)", m.full)

@@ -62,9 +62,14 @@
 // 0x7fffffff (.f32) / 0x7fff_ffff_ffff_ffff (.f64); abs/neg/copysign are
 // sign-bit operations; min/max return the non-NaN operand and order -0 < +0.
 //
-// Note: add/mul.f32 without .rn may be contracted into an fma by ptxas on a
-// real GPU; this interpreter rounds each instruction separately. Kernels
-// that need bit-exact floats must use fma/.rn explicitly.
+// Float contraction: ptxas fuses a plain mul.f32/.f64 (no .rn) feeding a
+// plain add/sub into one fma by default; this interpreter rounds each
+// instruction separately. Module.ContractionHazards lists such multiplies;
+// results are bit-exact only when it is empty. clang's -ffp-contract=on (or
+// off) makes LLVM mark unfused operations .rn, which ptxas never fuses.
+//
+// .func definitions are parsed over and never run: a call is rejected, so
+// device functions must be inlined (LLVM does at -O3).
 //
 // # Rejected
 //

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -223,5 +224,42 @@ func TestConstStore(t *testing.T) {
 	e := execErr(t, d.m.Launch(k, Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, 0))
 	if !strings.Contains(e.Msg, "read-only") {
 		t.Errorf("got %+v", *e)
+	}
+}
+
+func TestContractionHazards(t *testing.T) {
+	f32 := `
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry k()
+{
+	.reg .f32 %f<5>;
+	mov.f32 %f1, 0f3F800000;
+	MUL
+	add.f32 %f3, %f2, %f1;
+	ret;
+}
+`
+	for _, c := range []struct {
+		mul  string
+		want []int
+	}{
+		{"mul.f32 %f2, %f1, %f1;", []int{9}},
+		{"mul.rn.f32 %f2, %f1, %f1;", nil},
+		{"mul.f32 %f4, %f1, %f1;", nil},
+	} {
+		mod, err := Parse(strings.Replace(f32, "MUL", c.mul, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mod.ContractionHazards(); !slices.Equal(got, c.want) {
+			t.Errorf("%s: got %v want %v", c.mul, got, c.want)
+		}
+	}
+	for _, name := range []string{"floatops", "shared", "dp4a", "misc"} {
+		if h := loadModule(t, name).ContractionHazards(); len(h) != 0 {
+			t.Errorf("%s.ptx: contraction hazards at lines %v", name, h)
+		}
 	}
 }

@@ -151,7 +151,7 @@ func (m *Machine) LaunchParams(k *Kernel, grid, block Dim3, dynShared uint32, pa
 				if b >= nblocks || b > failAt.Load() {
 					break
 				}
-				if e := br.runBlock(b); e != nil {
+				if e := br.runBlockSafe(b); e != nil {
 					mu.Lock()
 					if first == nil || b < blockLinear(first.Block, grid) {
 						first = e
@@ -244,6 +244,17 @@ func (br *blockRun) tid(i int) Dim3 {
 
 func (br *blockRun) errAt(ti int, line int32, format string, a ...any) *ExecError {
 	return &ExecError{Kernel: br.k.Name, Block: br.ctaid, Thread: br.tid(ti), Line: int(line), Msg: fmt.Sprintf(format, a...)}
+}
+
+// runBlockSafe is runBlock with a last line of defence: an interpreter bug
+// becomes an error naming the block instead of crashing the process.
+func (br *blockRun) runBlockSafe(b uint64) (e *ExecError) {
+	defer func() {
+		if r := recover(); r != nil {
+			e = &ExecError{Kernel: br.k.Name, Block: br.ctaid, Msg: fmt.Sprintf("internal error (please report): %v", r)}
+		}
+	}()
+	return br.runBlock(b)
 }
 
 func (br *blockRun) runBlock(b uint64) *ExecError {

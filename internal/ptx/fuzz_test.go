@@ -57,3 +57,57 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzInstruction substitutes fuzzed instruction text into a small kernel,
+// so mutations exercise decoding and execution rather than the file layout.
+func FuzzInstruction(f *testing.F) {
+	for _, s := range []string{
+		"add.s32 %r2, %r1, 1;", "ld.global.v2.u32 {%r2, %r3}, [%rd1+8];", "st.global.u8 [%rd1], %r1;",
+		"setp.lt.s32 %p1|%p2, %r1, 3; @%p1 bra L;", "cvt.rn.f32.s32 %f1, %r1;", "bfe.u32 %r2, %r1, 3, 40;",
+		"atom.global.cas.b32 %r2, [%rd1], %r1, 5;", "div.s32 %r2, %r1, %r1;", "bar.sync 0;",
+		"mov.b64 {%r2, %r3}, %rd1;", "shf.l.wrap.b32 %r2, %r1, %r1, %r1;", "cvta.to.shared.u64 %rd2, %rd1; ld.shared.u32 %r2, [%rd2];",
+		"fma.rn.f64 %fd1, %fd1, %fd1, %fd1;", "prmt.b32 %r2, %r1, %r1, 0x3210;", "L: add.s32 %r1, %r1, 1; bra L;",
+	} {
+		f.Add(s)
+	}
+	tmpl := `
+.version 7.0
+.target sm_80
+.address_size 64
+.global .align 4 .b8 g[64];
+.visible .entry k(.param .u64 k_param_0, .param .u32 k_param_1)
+{
+	.reg .pred %p<4>;
+	.reg .b16 %rs<4>;
+	.reg .b32 %r<8>;
+	.reg .b64 %rd<4>;
+	.reg .f32 %f<4>;
+	.reg .f64 %fd<4>;
+	.shared .align 8 .b8 sh[64];
+	ld.param.u64 %rd1, [k_param_0];
+	mov.u32 %r1, %tid.x;
+	INSN
+L:
+	ret;
+}
+`
+	f.Fuzz(func(t *testing.T, insn string) {
+		mod, err := Parse(strings.Replace(tmpl, "INSN", insn, 1))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "ptx: ") {
+				t.Fatalf("error without the package prefix: %v", err)
+			}
+			return
+		}
+		m := NewMachine()
+		m.SetStepLimit(5000)
+		m.SetParallel(1)
+		buf, _ := m.Alloc(256)
+		for _, name := range mod.Kernels() {
+			k, _ := mod.Kernel(name)
+			if len(k.Params()) == 2 {
+				_ = m.Launch(k, Dim3{2, 1, 1}, Dim3{4, 1, 1}, 0, buf, 3)
+			}
+		}
+	})
+}

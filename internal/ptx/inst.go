@@ -153,6 +153,7 @@ const (
 	flCount   // bar.sync with a thread count in b
 	flHasD    // atom has a destination
 	flCC      // sets the carry flag
+	flPlain   // float add/sub/mul without .rn: ptxas may contract it
 )
 
 // inst is one pre-decoded instruction. Every source operand is a register

@@ -194,6 +194,10 @@ type varDecl struct {
 	line  int
 }
 
+// maxVarBytes bounds one variable (a GPU's shared and local windows are far
+// smaller; module variables this large are not plausible kernel data).
+const maxVarBytes = 64 << 20
+
 // varDecl parses `[.align N] [.vN] .type name[dims] [= init] ;`.
 func (p *parser) varDecl(allowInit bool) (*varDecl, error) {
 	d := &varDecl{line: p.line()}
@@ -265,6 +269,9 @@ func (p *parser) varDecl(allowInit bool) (*varDecl, error) {
 		}
 	}
 	d.size = elems * d.t.bytes()
+	if d.size > maxVarBytes {
+		return nil, errAt(nt.line, "variable %s is %d bytes, more than %d", d.name, d.size, maxVarBytes)
+	}
 	if d.align == 0 {
 		d.align = d.t.bytes() * vec
 	}

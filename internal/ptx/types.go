@@ -1,6 +1,9 @@
 package ptx
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Dim3 is a CUDA grid or block shape (x, y, z).
 type Dim3 [3]uint32
@@ -20,6 +23,19 @@ type Module struct {
 	vars    []*modVar // .global and .const variables, allocated by Machine.Load
 	varIdx  map[string]int
 	shared  map[string]*sharedVar // module-scope .shared (static and .extern)
+	hazards []int
+}
+
+// ContractionHazards returns the PTX lines of plain mul.f32/.f64 (no .rn)
+// whose result feeds a plain add/sub. ptxas fuses such pairs into an fma by
+// default, so on a GPU they may round once where this interpreter rounds
+// twice; results agree bit for bit only when this list is empty. Compiling
+// with clang's -ffp-contract=on (or off) marks the unfused operations .rn,
+// which ptxas leaves alone.
+func (m *Module) ContractionHazards() []int {
+	out := append([]int(nil), m.hazards...)
+	slices.Sort(out)
+	return out
 }
 
 // Kernels lists the .entry names in source order.
