@@ -295,6 +295,9 @@ func (b *builder) src(o rawOp, t ptype) (int32, error) {
 		if (t.k == kPred) != (b.regBits[r] == 1) {
 			return 0, errAt(o.line, "register %s does not match type %v", o.name, t)
 		}
+		if t.k != kPred && b.regBits[r] < t.bits {
+			return 0, errAt(o.line, "register %s is narrower than type %v", o.name, t)
+		}
 		return r, nil
 	case rkImm:
 		if t.k == kPred {

@@ -199,6 +199,8 @@ func TestParseRejects(t *testing.T) {
 		{"add.s32 %r2, %r1;", "line 15: add.s32 takes 3 operands"},
 		{"st.const.u32 [%rd1], %r1;", "line 15: unsupported instruction st.const.u32"},
 		{"cvt.f32.s32 %r2, %r1;", "line 15: unsupported instruction cvt.f32.s32"},
+		{"add.s64 %rd2, %r1, %r1;", "line 15: register %r1 is narrower than type .s64"},
+		{"ld.global.u64 %r2, [%rd1];", "line 15: register %r2 is narrower than type .u64"},
 		{"tex.2d.v4.f32.f32 {%r1, %r1, %r1, %r1}, [%rd1, {%r1, %r1}];", "line 15: "},
 	}
 	for _, c := range cases {
