@@ -321,8 +321,31 @@ func (br *blockRun) exec(ti int) *ExecError {
 			r[in.d] = b2u(v)
 		case opLd:
 			es := int(in.w / 8)
+			addr := r[in.a] + in.off
+			if in.vec == 1 && addr&uint64(es-1) == 0 {
+				// Fast paths: scalar shared, or global in the last region.
+				var buf []byte
+				switch in.sp {
+				case spShared:
+					if addr < uint64(len(br.shared)) && uint64(es) <= uint64(len(br.shared))-addr {
+						buf = br.shared[addr:]
+					}
+				case spGlobal:
+					if g := br.gc; g != nil && addr >= g.base && addr-g.base < uint64(len(g.data)) && uint64(es) <= uint64(len(g.data))-(addr-g.base) {
+						buf = g.data[addr-g.base:]
+					}
+				}
+				if buf != nil {
+					v := getLE(buf, es)
+					if in.t.k == kS {
+						v = sext(v, in.sh)
+					}
+					r[in.v[0]] = v & in.vmask[0]
+					break
+				}
+			}
 			n := es * int(in.vec)
-			buf, e := br.mem(ti, in, r[in.a]+in.off, n, false)
+			buf, e := br.mem(ti, in, addr, n, false)
 			if e != nil {
 				t.pc = pc - 1
 				return e
@@ -339,8 +362,26 @@ func (br *blockRun) exec(ti int) *ExecError {
 			}
 		case opSt:
 			es := int(in.w / 8)
+			addr := r[in.a] + in.off
+			if in.vec == 1 && addr&uint64(es-1) == 0 {
+				var buf []byte
+				switch in.sp {
+				case spShared:
+					if addr < uint64(len(br.shared)) && uint64(es) <= uint64(len(br.shared))-addr {
+						buf = br.shared[addr:]
+					}
+				case spGlobal:
+					if g := br.gc; g != nil && !g.ro && addr >= g.base && addr-g.base < uint64(len(g.data)) && uint64(es) <= uint64(len(g.data))-(addr-g.base) {
+						buf = g.data[addr-g.base:]
+					}
+				}
+				if buf != nil {
+					putLE(buf, es, r[in.v[0]])
+					break
+				}
+			}
 			n := es * int(in.vec)
-			buf, e := br.mem(ti, in, r[in.a]+in.off, n, true)
+			buf, e := br.mem(ti, in, addr, n, true)
 			if e != nil {
 				t.pc = pc - 1
 				return e
