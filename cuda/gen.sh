@@ -11,6 +11,6 @@ out=${1:-.}
 CLANG=${CLANG:-clang-14}
 for src in kernels/*.cu; do
   k=$(basename "$src" .cu)
-  "$CLANG" --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=sm_61 -O3 -S \
+  "$CLANG" --cuda-device-only -nocudainc -nocudalib --cuda-gpu-arch=sm_61 -O3 -ffp-contract=on -S \
     -o "$out/$k.ptx" "$src"
 done

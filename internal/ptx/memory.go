@@ -86,7 +86,7 @@ func (m *Machine) Alloc(n int) (uint64, error) {
 }
 
 func (m *Machine) alloc(n, align int) (*region, error) {
-	if n < 0 || n > maxAlloc {
+	if n < 0 || int64(n) > maxAlloc {
 		return nil, fmt.Errorf("ptx: bad allocation size %d", n)
 	}
 	if align < 256 {
