@@ -115,43 +115,76 @@ const (
 func TestBlocksGradParity(t *testing.T) {
 	cfg := tinyConfig(t, 0)
 	seqs := randomSeqs(rand.New(rand.NewPCG(3, 3)), &cfg, 4, 6)
-	cpuM, gpuM := tinyTrainModel(t, cfg, 5), tinyTrainModel(t, cfg, 5)
-	w0 := slices.Clone(cpuM.Params().Data)
-	cpu, err := worldmodel.NewTrainer(cpuM, seqs, trainCfg)
+	stepParity(t, trainEmu(t), cfg, seqs, trainCfg, 3)
+}
+
+// TestBlocksGPU runs the parity check on a real GPU when one opens (never
+// in CI): the tiny and small presets, full windows, and the step times.
+func TestBlocksGPU(t *testing.T) {
+	d, err := Open(0)
 	if err != nil {
-		t.Fatal(err)
+		t.Skipf("no GPU: %v", err)
 	}
-	gpu, err := worldmodel.NewTrainer(gpuM, seqs, trainCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gpu.SetBlockEngine(newBlocks(t, trainEmu(t), cfg))
-	const steps = 3
-	for s := 1; s <= steps; s++ {
-		t0 := time.Now()
-		sc, sg := cpu.Step(), gpu.Step()
-		if err := gpu.Err(); err != nil {
+	defer d.Close()
+	for _, preset := range []string{"tiny", "small"} {
+		cfg, err := worldmodel.Preset(preset)
+		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("step %d: loss CPU %.7f, emulator %.7f (%.1fs)", s, sc.Loss, sg.Loss, time.Since(t0).Seconds())
+		cfg.Dropout = 0
+		seqs := randomSeqs(rand.New(rand.NewPCG(3, 3)), &cfg, 8, 20)
+		tc := worldmodel.TrainConfig{Steps: 100, Batch: 8, Seed: 7}
+		t.Logf("%s on %s", preset, d.Info())
+		stepParity(t, d, cfg, seqs, tc, 3)
+	}
+}
+
+// stepParity runs steps training steps of the same model on seqs twice,
+// the blocks on the CPU and on d (cfg's dropout should be 0): the same loss
+// within lossRel at every step, every tensor's gradient of the first step
+// within gradTol of the CPU's, and after the steps the weights within 1%
+// of how far they moved.
+func stepParity(t *testing.T, d Device, cfg worldmodel.Config, seqs []worldmodel.Sequence, tc worldmodel.TrainConfig, steps int) {
+	t.Helper()
+	cpuM, devM := tinyTrainModel(t, cfg, 5), tinyTrainModel(t, cfg, 5)
+	w0 := slices.Clone(cpuM.Params().Data)
+	cpu, err := worldmodel.NewTrainer(cpuM, seqs, tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := worldmodel.NewTrainer(devM, seqs, tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev.SetBlockEngine(newBlocks(t, d, cfg))
+	for s := 1; s <= steps; s++ {
+		t0 := time.Now()
+		sc := cpu.Step()
+		t1 := time.Now()
+		sg := dev.Step()
+		t2 := time.Now()
+		if err := dev.Err(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("step %d: loss CPU %.7f (%.2fs), device %.7f (%.2fs)", s, sc.Loss, t1.Sub(t0).Seconds(), sg.Loss, t2.Sub(t1).Seconds())
 		if d := math.Abs(sc.Loss - sg.Loss); !(d <= lossRel*math.Abs(sc.Loss)) {
-			t.Errorf("step %d: loss %.8f on the emulator, %.8f on the CPU", s, sg.Loss, sc.Loss)
+			t.Errorf("step %d: loss %.8f on the device, %.8f on the CPU", s, sg.Loss, sc.Loss)
 		}
 		if s > 1 {
 			continue // the weights differ a little from here on
 		}
-		worst, worstName := checkGrads(t, cpuM.Params().Tensors, cpu.LastGrad(), gpu.LastGrad(), true)
+		worst, worstName := checkGrads(t, cpuM.Params().Tensors, cpu.LastGrad(), dev.LastGrad(), true)
 		t.Logf("worst relative gradient difference over every tensor: %.3g (%s)", worst, worstName)
 	}
-	// The weights after a few steps: the emulator's moved as the CPU's did.
-	wc, wg := cpuM.Params().Data, gpuM.Params().Data
+	// The weights after a few steps: the device's moved as the CPU's did.
+	wc, wg := cpuM.Params().Data, devM.Params().Data
 	var moved, apart float64
 	for i := range wc {
 		moved += sq(float64(wc[i]) - float64(w0[i]))
 		apart += sq(float64(wc[i]) - float64(wg[i]))
 	}
 	moved, apart = math.Sqrt(moved), math.Sqrt(apart)
-	t.Logf("after %d steps: the CPU's weights moved %.4g (L2), the emulator's are %.3g from them", steps, moved, apart)
+	t.Logf("after %d steps: the CPU's weights moved %.4g (L2), the device's are %.3g from them", steps, moved, apart)
 	if !(apart <= 1e-2*moved) {
 		t.Errorf("after %d steps the weights are %.3g apart, more than 1%% of the %.3g they moved", steps, apart, moved)
 	}
