@@ -105,12 +105,26 @@ func randomInt8(t *testing.T, preset string, seed uint64) *worldmodel.Int8Model 
 	return q
 }
 
+// checkParity compares the CPU and d with every GEMM kernel d has.
 func checkParity(t *testing.T, d Device, q *worldmodel.Int8Model, hs []worldmodel.History, ops bool, opts ...worldmodel.Option) *Parity {
 	t.Helper()
-	p, err := CompareInt8(d, q, hs, ops, opts...)
-	if err != nil {
-		t.Fatal(err)
+	var p *Parity
+	for _, name := range []string{"dp4a", "mma"} {
+		if !d.Has(GEMMs[name]) {
+			continue
+		}
+		var err error
+		p, err = CompareInt8(d, q, hs, CompareOptions{Ops: ops, GEMM: name, Model: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reportParity(t, p)
 	}
+	return p
+}
+
+func reportParity(t *testing.T, p *Parity) {
+	t.Helper()
 	if !p.OK() {
 		t.Errorf("%s", p)
 		for _, o := range p.Ops {
@@ -119,7 +133,6 @@ func checkParity(t *testing.T, d Device, q *worldmodel.Int8Model, hs []worldmode
 			}
 		}
 	}
-	return p
 }
 
 // TestParityEmulator: the kernels, run by the emulator, give the CPU's

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"sync"
 )
 
@@ -50,6 +51,9 @@ type Device interface {
 	// dynamic shared memory; args fill its parameters in order, each from
 	// the low bytes of its value.
 	Launch(kernel string, grid, block Dim3, shared uint32, args ...uint64) error
+	// Has reports whether the device loaded kernel (a module for a newer
+	// GPU than the device is not loaded).
+	Has(kernel string) bool
 	Sync() error
 	Close() error
 }
@@ -101,7 +105,20 @@ var ErrKernel = errors.New("cuda: no such kernel")
 // ErrUnavailable wraps every reason Open gives for having no GPU.
 var ErrUnavailable = errors.New("cuda: no GPU")
 
-var entryRE = regexp.MustCompile(`(?m)^\.visible \.entry (\w+)\(`)
+var (
+	entryRE  = regexp.MustCompile(`(?m)^\.visible \.entry (\w+)\(`)
+	targetRE = regexp.MustCompile(`(?m)^\.target sm_(\d+)`)
+)
+
+// ptxTarget is a module's target compute capability (61 for sm_61).
+func ptxTarget(ptx string) int {
+	m := targetRE.FindStringSubmatch(ptx)
+	if m == nil {
+		return 0
+	}
+	v, _ := strconv.Atoi(m[1])
+	return v
+}
 
 // kernelNames lists a PTX module's kernels.
 func kernelNames(ptx string) []string {

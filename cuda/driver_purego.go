@@ -218,6 +218,9 @@ func openGPU(ordinal int, ptxs []string) (Device, error) {
 		return nil, err
 	}
 	for _, ptx := range ptxs {
+		if ptxTarget(ptx) > int(maj*10+mnr) {
+			continue // for newer GPUs: its kernels stay absent (Has)
+		}
 		if err := g.load(ptx); err != nil {
 			g.Close()
 			return nil, err
@@ -250,6 +253,11 @@ func (g *gpu) load(ptx string) error {
 }
 
 func (g *gpu) Info() Info { return g.info }
+
+func (g *gpu) Has(kernel string) bool {
+	_, ok := g.fns[kernel]
+	return ok
+}
 
 func (g *gpu) Alloc(n int) (Ptr, error) {
 	var p uint64

@@ -46,8 +46,13 @@ func (e *emulator) Alloc(n int) (Ptr, error) {
 func (e *emulator) Free(p Ptr) error                { return e.m.Free(uint64(p)) }
 func (e *emulator) Write(dst Ptr, src []byte) error { return e.m.Write(uint64(dst), src) }
 func (e *emulator) Read(dst []byte, src Ptr) error  { return e.m.Read(uint64(src), dst) }
-func (e *emulator) Sync() error                     { return nil }
-func (e *emulator) Close() error                    { return nil }
+func (e *emulator) Has(kernel string) bool {
+	_, ok := e.ks[kernel]
+	return ok
+}
+
+func (e *emulator) Sync() error  { return nil }
+func (e *emulator) Close() error { return nil }
 
 func (e *emulator) Launch(kernel string, grid, block Dim3, shared uint32, args ...uint64) error {
 	k, ok := e.ks[kernel]

@@ -37,6 +37,39 @@ type Int8 struct {
 	prevh []uint8
 	modeh []uint8
 	trace worldmodel.TraceFunc
+	gemmK string // the matrix product's kernel: GEMMs' kernel names
+}
+
+// GEMMs are the matrix-product kernels, by the names SetGEMM takes: dp4a
+// (gemm_s8, any GPU from sm_61) and mma (gemm_s8_tc, tensor cores, sm_80
+// and later). Both give igemm.MulRef's exact sums.
+var GEMMs = map[string]string{"dp4a": "gemm_s8", "mma": "gemm_s8_tc"}
+
+// gemmBlock is each GEMM kernel's block size.
+var gemmBlock = map[string]uint32{"gemm_s8": 256, "gemm_s8_tc": 128}
+
+// SetGEMM picks the matrix-product kernel ("dp4a" or "mma"); NewInt8
+// takes mma when the device has it.
+func (r *Int8) SetGEMM(name string) error {
+	k, ok := GEMMs[name]
+	if !ok {
+		return fmt.Errorf("cuda: no GEMM kernel %q (want dp4a or mma)", name)
+	}
+	if !r.dev.Has(k) {
+		return fmt.Errorf("cuda: %s has no %s kernel (%s)", r.dev.Info(), name, k)
+	}
+	r.gemmK = k
+	return nil
+}
+
+// GEMM names the matrix-product kernel in use.
+func (r *Int8) GEMM() string {
+	for n, k := range GEMMs {
+		if k == r.gemmK {
+			return n
+		}
+	}
+	return r.gemmK
 }
 
 type devLinear struct {
@@ -68,7 +101,6 @@ const (
 	blockElem  = 256
 	blockLN    = 128
 	blockAttn  = 64
-	blockGEMM  = 256
 	tileGEMM   = 64
 	blockHeads = 128
 	maxShared  = 48 << 10
@@ -85,7 +117,10 @@ func NewInt8(dev Device, q *worldmodel.Int8Model, opts ...worldmodel.Option) (*I
 	if keys := c.MaxHistory * c.Slots; keys*4 > maxShared {
 		return nil, fmt.Errorf("cuda: a window of %d tokens is more than the attention kernel's %d", keys, maxShared/4)
 	}
-	r := &Int8{dev: dev, cpu: cpu, q: q, cfg: c, prec: cpu.Precision()}
+	r := &Int8{dev: dev, cpu: cpu, q: q, cfg: c, prec: cpu.Precision(), gemmK: GEMMs["dp4a"]}
+	if dev.Has(GEMMs["mma"]) {
+		r.gemmK = GEMMs["mma"]
+	}
 	if err := r.upload(); err != nil {
 		r.Close()
 		return nil, err

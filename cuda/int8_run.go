@@ -151,7 +151,7 @@ func (r *Int8) ln(run *launcher, L devLN, out Ptr, out16 bool, x Ptr, rows int) 
 
 // gemm: acc (rows, N) = in (rows, K) W.
 func (r *Int8) gemm(run *launcher, acc, in Ptr, L devLinear, rows int) {
-	run.launch("gemm_s8", Dim3{blocks(L.N, tileGEMM), blocks(rows, tileGEMM), 1}, Dim3{blockGEMM, 1, 1}, 0,
+	run.launch(r.gemmK, Dim3{blocks(L.N, tileGEMM), blocks(rows, tileGEMM), 1}, Dim3{gemmBlock[r.gemmK], 1, 1}, 0,
 		a(acc), a(in), i(L.K), a(L.w), i(rows), i(L.K), i(L.N))
 }
 

@@ -29,6 +29,7 @@ type OpParity struct {
 // Parity is the comparison of one batch.
 type Parity struct {
 	Preset     string     `json:"preset"`
+	GEMM       string     `json:"gemm"` // the matrix-product kernel: dp4a or mma
 	Histories  int        `json:"histories"`
 	Tokens     int        `json:"tokens"`
 	Ops        []OpParity `json:"per_op"`
@@ -52,8 +53,8 @@ func (p *Parity) OK() bool {
 
 func (p *Parity) String() string {
 	m := p.Mismatches
-	return fmt.Sprintf("%s: %d histories, %d tokens, %d steps and %d tables compared: %d steps, %d tables, %d modes, %d entropies differ",
-		p.Preset, p.Histories, p.Tokens, len(p.Ops), p.Tables, m.Ops, m.Tables, m.Modes, m.Entropy)
+	return fmt.Sprintf("%s (%s): %d histories, %d tokens, %d steps and %d tables compared: %d steps, %d tables, %d modes, %d entropies differ",
+		p.Preset, p.GEMM, p.Histories, p.Tokens, len(p.Ops), p.Tables, m.Ops, m.Tables, m.Modes, m.Entropy)
 }
 
 type traced struct {
@@ -62,10 +63,16 @@ type traced struct {
 	data  any
 }
 
-// CompareInt8 predicts hs with q on the CPU and on dev and compares them;
-// ops also compares every step's output (slower on a GPU: each step waits
-// for the device).
-func CompareInt8(dev Device, q *worldmodel.Int8Model, hs []worldmodel.History, ops bool, opts ...worldmodel.Option) (*Parity, error) {
+// CompareOptions are CompareInt8's.
+type CompareOptions struct {
+	Ops   bool                // also compare every step's output (slower on a GPU: each step waits for the device)
+	GEMM  string              // the matrix-product kernel (SetGEMM; "": NewInt8's choice)
+	Model []worldmodel.Option // for both predictors (WithPrecision)
+}
+
+// CompareInt8 predicts hs with q on the CPU and on dev and compares them.
+func CompareInt8(dev Device, q *worldmodel.Int8Model, hs []worldmodel.History, o CompareOptions) (*Parity, error) {
+	ops, opts := o.Ops, o.Model
 	c := q.Config()
 	p := &Parity{Preset: c.Preset, Histories: len(hs)}
 	for _, h := range hs {
@@ -92,6 +99,12 @@ func CompareInt8(dev Device, q *worldmodel.Int8Model, hs []worldmodel.History, o
 		return nil, err
 	}
 	defer g.Close()
+	if o.GEMM != "" {
+		if err := g.SetGEMM(o.GEMM); err != nil {
+			return nil, err
+		}
+	}
+	p.GEMM = g.GEMM()
 	if ops {
 		i := 0
 		g.SetTrace(func(op string, layer int, data any) {

@@ -122,19 +122,24 @@ func runGPUCheck(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		res, err := cuda.CompareInt8(d, q, cuda.RandomHistories(q.Config(), *n, *seed), *ops)
-		if err != nil {
-			return err
-		}
-		all = append(all, res)
-		if !res.OK() {
-			bad++
-		}
-		if !*asJSON {
-			fmt.Fprintf(stdout, "%s (CPU %.2f s, device %.2f s)\n", res, res.CPUSeconds, res.DeviceSeconds)
-			for _, o := range res.Ops {
-				if o.Mismatches > 0 {
-					fmt.Fprintf(stdout, "  %s (layer %d): %d of %d values differ, first at %d\n", o.Op, o.Layer, o.Mismatches, o.Values, o.First)
+		for _, gemm := range []string{"dp4a", "mma"} {
+			if !d.Has(cuda.GEMMs[gemm]) {
+				continue
+			}
+			res, err := cuda.CompareInt8(d, q, cuda.RandomHistories(q.Config(), *n, *seed), cuda.CompareOptions{Ops: *ops, GEMM: gemm})
+			if err != nil {
+				return err
+			}
+			all = append(all, res)
+			if !res.OK() {
+				bad++
+			}
+			if !*asJSON {
+				fmt.Fprintf(stdout, "%s (CPU %.2f s, device %.2f s)\n", res, res.CPUSeconds, res.DeviceSeconds)
+				for _, o := range res.Ops {
+					if o.Mismatches > 0 {
+						fmt.Fprintf(stdout, "  %s (layer %d): %d of %d values differ, first at %d\n", o.Op, o.Layer, o.Mismatches, o.Values, o.First)
+					}
 				}
 			}
 		}
@@ -145,7 +150,7 @@ func runGPUCheck(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if bad > 0 {
-		return fmt.Errorf("gpu check: %d of %d presets differ between the CPU and %s", bad, len(all), d.Info())
+		return fmt.Errorf("gpu check: %d of %d comparisons differ between the CPU and %s", bad, len(all), d.Info())
 	}
 	if !*asJSON {
 		fmt.Fprintf(stdout, "all equal on %s\n", d.Info())
@@ -171,6 +176,7 @@ func runGPUBench(args []string, stdout, stderr io.Writer) error {
 	preset := fs.String("preset", "paper", "world-model preset")
 	batches := fs.String("batch", "1,8,64", "batch sizes, comma-separated")
 	dur := fs.Duration("time", 3*time.Second, "time to spend per batch size (at least one call)")
+	gemm := fs.String("gemm", "auto", "the matrix-product kernel: auto (mma when the device has it), dp4a or mma")
 	seed := fs.Uint64("seed", 1, "seed of the model and histories")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	pos, err := parse(fs, args)
@@ -212,7 +218,12 @@ func runGPUBench(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer g.Close()
-		p, desc = g, d.Info().String()
+		if *gemm != "auto" {
+			if err := g.SetGEMM(*gemm); err != nil {
+				return err
+			}
+		}
+		p, desc = g, d.Info().String()+", GEMM "+g.GEMM()
 	}
 	c := q.Config()
 	var rows []benchRow
