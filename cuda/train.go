@@ -59,6 +59,8 @@ type Blocks struct {
 	dln, tmp            buffer        // (N, W)
 	dmlp, dmlp2         buffer        // (N, M)
 	dqkv, dS, part      buffer        // (N, 3W), (H, N, maxT), column-sum partials
+	split               buffer        // split-K partial weight gradients
+	splitRows           int           // the fewest rows of a split (trSplitRows; tests lower it)
 	qh, ql, kh, kl      []int32       // host maps
 	out, dx0            []float32     // Forward's and Backward's results
 	N, Nq, B, maxT      int           // the last Forward's batch
@@ -107,6 +109,11 @@ const (
 	trChunk    = 32  // rows per column-sum chunk
 	trGEMMTile = 64
 	trGEMM     = 256
+	// Split-K weight gradients: at least trSplitRows rows per split, and
+	// splits until the product has about trSplitBlocks thread blocks (two
+	// per SM of an H100).
+	trSplitRows   = 256
+	trSplitBlocks = 264
 )
 
 // tensors returns bt's slices in BlockTensors' order.
@@ -136,6 +143,7 @@ func NewBlocks(d Device, cfg worldmodel.Config) (*Blocks, error) {
 		b.lnThreads *= 2
 	}
 	b.atThread = trAttn
+	b.splitRows = trSplitRows
 	b.xs = make([]buffer, b.L+1)
 	b.act = make([]blockActs, b.L)
 	b.wh = make([]float32, b.L*b.per)
@@ -162,7 +170,7 @@ func (b *Blocks) Close() error {
 // all lists every buffer of b.
 func (b *Blocks) all() []*buffer {
 	bs := []*buffer{&b.wts, &b.grads, &b.qall, &b.qlast, &b.kall, &b.klast, &b.dA, &b.dB, &b.dx1, &b.dbr,
-		&b.dln, &b.tmp, &b.dmlp, &b.dmlp2, &b.dqkv, &b.dS, &b.part}
+		&b.dln, &b.tmp, &b.dmlp, &b.dmlp2, &b.dqkv, &b.dS, &b.part, &b.split}
 	for i := range b.xs {
 		bs = append(bs, &b.xs[i])
 	}
@@ -193,6 +201,33 @@ func (b *Blocks) gemm(run *launcher, kern string, c Ptr, ldc int, x Ptr, ldx int
 	run.launch(kern, Dim3{blocks(cols, trGEMMTile), blocks(rows, trGEMMTile), 1}, Dim3{trGEMM, 1, 1}, 0,
 		a(c), i(ldc), a(x), i(ldx), a(y), i(ldy), a(bias), i(0), i(rows), i(cols), i(k))
 	b.flops += 2 * int64(rows) * int64(cols) * int64(k)
+}
+
+// splits returns how many row ranges (of kc rows) a weight gradient
+// (in, out) over rows rows is split into.
+func (b *Blocks) splits(in, out, rows int) (n, kc int) {
+	tiles := int(blocks(in, trGEMMTile)) * int(blocks(out, trGEMMTile))
+	n = min((rows+b.splitRows-1)/b.splitRows, (trSplitBlocks+tiles-1)/tiles)
+	if n <= 1 {
+		return 1, rows
+	}
+	kc = (rows + n - 1) / n
+	return (rows + kc - 1) / kc, kc
+}
+
+// weightGrad: dw (in, out) = x^T dy for x (rows, in) and dy (rows, out):
+// one tr_gemm_tn, or split-K (tr_gemm_tn_split into b.split, then the
+// parts added in order) when the output has few tiles for many rows.
+func (b *Blocks) weightGrad(run *launcher, dw, x Ptr, in int, dy Ptr, out, rows int) {
+	n, kc := b.splits(in, out, rows)
+	if n == 1 {
+		b.gemm(run, "tr_gemm_tn", dw, out, x, in, dy, out, 0, in, out, rows)
+		return
+	}
+	run.launch("tr_gemm_tn_split", Dim3{blocks(out, trGEMMTile), blocks(in, trGEMMTile), uint32(n)}, Dim3{trGEMM, 1, 1}, 0,
+		a(b.split.p), a(x), i(in), a(dy), i(out), i(in), i(out), i(rows), i(kc))
+	b.final(run, dw, b.split.p, in*out, n, in*out)
+	b.flops += 2 * int64(in) * int64(out) * int64(rows)
 }
 
 // elem launches an elementwise kernel over total elements.

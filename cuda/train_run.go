@@ -150,11 +150,11 @@ func (b *Blocks) backwardBlock(run *launcher, l int, dx, dxin Ptr) {
 	}
 	// MLP branch: xs[l+1] = x1 + drop(act W2 + b2).
 	elem(run, "tr_mask", R*W, append([]uint64{a(b.dbr.p), a(dx), i(R * W)}, b.dropArgs(2+2*l)...)...)
-	b.gemm(run, "tr_gemm_tn", b.g(l, tW2), W, A.act.p, M, b.dbr.p, W, 0, M, W, R)
+	b.weightGrad(run, b.g(l, tW2), A.act.p, M, b.dbr.p, W, R)
 	b.colsum(run, b.g(l, tB2), b.dbr.p, R, W)
 	b.gemm(run, "tr_gemm_nt", b.dmlp.p, M, b.dbr.p, W, b.w(l, tW2), W, 0, R, M, W)
 	elem(run, "tr_gelu_bwd", R*M, a(b.dmlp2.p), a(b.dmlp.p), a(A.pre.p), a(b.w(l, tB1)), i(R*M), i(M))
-	b.gemm(run, "tr_gemm_tn", b.g(l, tW1), M, A.ln2.p, W, b.dmlp2.p, M, 0, W, M, R)
+	b.weightGrad(run, b.g(l, tW1), A.ln2.p, W, b.dmlp2.p, M, R)
 	b.colsum(run, b.g(l, tB1), b.dmlp2.p, R, M)
 	b.gemm(run, "tr_gemm_nt", b.dln.p, W, b.dmlp2.p, M, b.w(l, tW1), M, 0, R, W, M)
 	// d x1 = dx + LN2's backward.
@@ -163,7 +163,7 @@ func (b *Blocks) backwardBlock(run *launcher, l int, dx, dxin Ptr) {
 	b.lnGrads(run, b.g(l, tLN2G), b.g(l, tLN2B), b.dln.p, A.x1.p, A.mean2.p, A.rstd2.p, R)
 	// Attention branch: x1 = x[rows] + drop(att Wo + bo).
 	elem(run, "tr_mask", R*W, append([]uint64{a(b.dbr.p), a(b.dx1.p), i(R * W)}, b.dropArgs(1+2*l)...)...)
-	b.gemm(run, "tr_gemm_tn", b.g(l, tWO), W, A.att.p, W, b.dbr.p, W, 0, W, W, R)
+	b.weightGrad(run, b.g(l, tWO), A.att.p, W, b.dbr.p, W, R)
 	b.colsum(run, b.g(l, tBO), b.dbr.p, R, W)
 	datt := b.dln.p
 	b.gemm(run, "tr_gemm_nt", datt, W, b.dbr.p, W, b.w(l, tWO), W, 0, R, W, W)
@@ -176,7 +176,7 @@ func (b *Blocks) backwardBlock(run *launcher, l int, dx, dxin Ptr) {
 	run.launch("tr_attn_bwd_kv", Dim3{uint32(N), uint32(H), 1}, Dim3{uint32(b.atThread), 1, 1}, b.attnShared(),
 		a(b.dqkv.p), a(b.dS.p), a(datt), a(A.p.p), a(A.qkv.p), a(qm), a(km), i(W), i(b.hd), i(b.maxT), i(R))
 	b.flops += 8 * sumK * int64(W)
-	b.gemm(run, "tr_gemm_tn", b.g(l, tWQKV), 3*W, A.ln1.p, W, b.dqkv.p, 3*W, 0, W, 3*W, N)
+	b.weightGrad(run, b.g(l, tWQKV), A.ln1.p, W, b.dqkv.p, 3*W, N)
 	b.colsum(run, b.g(l, tBQKV), b.dqkv.p, N, 3*W)
 	b.gemm(run, "tr_gemm_nt", b.dln.p, W, b.dqkv.p, 3*W, b.w(l, tWQKV), 3*W, 0, N, W, 3*W)
 	// d xs[l] = LN1's backward + the residual rows.
@@ -259,6 +259,14 @@ func (b *Blocks) alloc() error {
 		{&b.dmlp, N * M}, {&b.dmlp2, N * M}, {&b.dqkv, N * 3 * W}, {&b.dS, H * N * T},
 		{&b.part, chunks * max(3*W, M, 2*W)},
 	}
+	split := 0
+	for _, p := range [][2]int{{M, W}, {W, M}, {W, W}, {W, 3 * W}} {
+		n, _ := b.splits(p[0], p[1], N)
+		if n > 1 {
+			split = max(split, n*p[0]*p[1])
+		}
+	}
+	needs = append(needs, need{&b.split, split})
 	for l := range b.xs {
 		R := N
 		if l == b.L {

@@ -195,7 +195,8 @@ func sq(x float64) float64 { return x * x }
 // TestBlocksOddShapes: the engine against the CPU's blocks for shapes the
 // tiny preset does not reach: widths and head widths that are not powers
 // of two (partial GEMM tiles, idle attention threads), a head wider than
-// the attention's thread block, and one block (only the last-state block).
+// the attention's thread block, one block (only the last-state block), and
+// split-K weight gradients.
 func TestBlocksOddShapes(t *testing.T) {
 	base := worldmodel.Config{
 		Profile: worldmodel.ProfileF32, MaxHistory: 4, Slots: 3, Subspaces: 5, Codewords: 5, CodeDim: 3,
@@ -213,7 +214,9 @@ func TestBlocksOddShapes(t *testing.T) {
 			t.Fatal(err)
 		}
 		gpu, _ := worldmodel.NewTrainer(gpuM, seqs, tc)
-		gpu.SetBlockEngine(newBlocks(t, trainEmu(t), cfg))
+		e := newBlocks(t, trainEmu(t), cfg)
+		e.splitRows = 16 // split-K weight gradients (3 or 4 splits)
+		gpu.SetBlockEngine(e)
 		sc, sg := cpu.Step(), gpu.Step()
 		if err := gpu.Err(); err != nil {
 			t.Fatal(err)
@@ -275,6 +278,7 @@ func TestBlocksDropoutGradient(t *testing.T) {
 	cfg := tinyConfig(t, 0.3)
 	m := tinyTrainModel(t, cfg, 9)
 	b := newBlocks(t, trainEmu(t), cfg)
+	b.splitRows = 32 // split-K weight gradients (3 splits)
 	rng := rand.New(rand.NewPCG(9, 9))
 	x0, start := randomBatch(rng, &cfg, 2, 1)
 	const rate, seed = 0.3, 77

@@ -226,6 +226,18 @@ GLOBAL void tr_gemm_nt(float* C, int ldc, const float* A, int lda, const float* 
   gemm_tile<false, true>(C, ldc, A, lda, B, ldb, bias, acc, M, N, K);
 }
 
+// tr_gemm_tn_split: split-K weight gradients, for products whose output
+// has few tiles and whose inner dimension (the batch's rows) is long: grid
+// z takes the rows [z kc, (z+1) kc) and writes its partial product (M, N)
+// to part z of Cs; tr_colsum_final then adds the parts in order (no float
+// atomics, so the same bits every run).
+GLOBAL void tr_gemm_tn_split(float* Cs, const float* A, int lda, const float* B, int ldb, int M, int N, int K, int kc) {
+  int z = (int)__nvvm_read_ptx_sreg_ctaid_z();
+  int k0 = z * kc;
+  int kz = K - k0 < kc ? K - k0 : kc;
+  gemm_tile<true, false>(Cs + (i64)z * M * N, N, A + (i64)k0 * lda, lda, B + (i64)k0 * ldb, ldb, 0, 0, M, N, kz);
+}
+
 // ---- LayerNorm (fgemm.LayerNorm, layerNormBackward) ----
 
 // tr_ln_fwd: out (rows, W) = (x - mean) rstd g + b per row, one block per
