@@ -239,7 +239,10 @@ func (b *Blocks) setBatch(m *worldmodel.Model, x0 []float32, start []int, rate f
 	if len(x0) != b.N*W {
 		return fmt.Errorf("cuda: blocks forward: %d input values, want %d (%d rows of %d)", len(x0), b.N*W, b.N, W)
 	}
-	if int64(b.N)*int64(max(3*W, b.M)) > math.MaxInt32 || int64(b.H)*int64(b.N)*int64(b.maxT) > math.MaxInt32 {
+	// Offsets are int32 in the kernels, and the column sums' chunks a grid's
+	// y dimension (at most 65535).
+	if int64(b.N)*int64(max(3*W, b.M)) > math.MaxInt32 || int64(b.H)*int64(b.N)*int64(b.maxT) > math.MaxInt32 ||
+		(b.N+trChunk-1)/trChunk > 65535 {
 		return fmt.Errorf("cuda: blocks forward: a batch of %d token rows is too large for one call", b.N)
 	}
 	return nil
