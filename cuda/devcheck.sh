@@ -24,9 +24,19 @@
 #   bench      'gpu bench': int8 predictions obs/s per preset and batch size
 #   encode-*   end-to-end encode obs/s on the GPU per preset and --batch
 # It exits non-zero when a check fails.
+#
+# A dry run without a GPU checks the script itself: the emulator stands in
+# for the GPU and the sizes shrink:
+#   DEVCHECK_DEVICE=emulator DEVCHECK_EPISODES=6 DEVCHECK_PRESETS=tiny DEVCHECK_BATCHES=1,2 cuda/devcheck.sh /tmp/dry
 set -uo pipefail
 cd "$(dirname "$0")/.."
 M=${MEMOWM:-cuda/bin/memowm}
+DEV=${DEVCHECK_DEVICE:-cuda}
+EPISODES=${DEVCHECK_EPISODES:-1000}
+PRESETS=${DEVCHECK_PRESETS:-tiny,small,base,paper}
+BATCHES=${DEVCHECK_BATCHES:-1,8,64,256,512}
+BIG=paper # the preset of the large end-to-end and speed rows
+if [ "$DEV" = emulator ]; then BIG=tiny; fi
 out=${1:-${OUT:+$OUT/devcheck}}
 out=${out:-cuda/devcheck-out}
 mkdir -p "$out"
@@ -58,21 +68,27 @@ fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/nvidia-smi.txt" 2>&1
 step info 30 "$M" gpu info --json
 if command -v ptxas >/dev/null 2>&1; then
-  step ptxas 60 ptxas -arch=sm_90 cuda/int8.ptx -o "$work/int8.cubin"
-fi
-step parity 150 "$M" gpu check --device cuda --presets tiny,small,base,paper --histories 8 --json
-
-# End to end: sim states for a quantizer, then codes of 1,000 episodes.
-"$M" sim --out "$work/fit.arrow" --episodes 40 --steps 16 --seed 1 --quiet 2>>"$out/setup.log" &&
-  "$M" fit opq --in "$work/fit.arrow" --out "$work/q.opq" --quiet --force >>"$out/setup.log" 2>&1 &&
-  for p in tiny paper; do
-    "$M" fit --opq "$work/q.opq" --out "$work/$p.mwb" --preset "$p" --quiet >>"$out/setup.log" 2>&1 || exit 1
-  done &&
-  "$M" sim --model "$work/tiny.mwb" --out "$work/codes.arrow" --episodes 1000 --steps 8 --seed 2 --quiet 2>>"$out/setup.log" &&
-  "$M" sim --model "$work/tiny.mwb" --out "$work/codes200.arrow" --episodes 200 --steps 8 --seed 3 --quiet 2>>"$out/setup.log" &&
-  for p in tiny paper; do
-    "$M" model int8 --model "$work/$p.mwb" --calib "$work/codes.arrow" --out "$work/$p-8.mwb" --histories 64 >>"$out/setup.log" 2>&1 || exit 1
+  for f in cuda/*.ptx; do
+    step "ptxas-$(basename "$f" .ptx)" 60 ptxas -arch=sm_90 "$f" -o "$work/x.cubin"
   done
+fi
+step parity 150 "$M" gpu check --device "$DEV" --presets "$PRESETS" --histories 8 --json
+
+# End to end: sim states for a quantizer, then codes of $EPISODES episodes.
+E2E=$(printf '%s\n' tiny "$BIG" | sort -u)
+setup() {
+  "$M" sim --out "$work/fit.arrow" --episodes 40 --steps 16 --seed 1 --quiet || return 1
+  "$M" fit opq --in "$work/fit.arrow" --out "$work/q.opq" --quiet --force || return 1
+  for p in $E2E; do
+    "$M" fit --opq "$work/q.opq" --out "$work/$p.mwb" --preset "$p" --quiet || return 1
+  done
+  "$M" sim --model "$work/tiny.mwb" --out "$work/codes.arrow" --episodes "$EPISODES" --steps 8 --seed 2 --quiet || return 1
+  "$M" sim --model "$work/tiny.mwb" --out "$work/codes200.arrow" --episodes $((EPISODES / 5 + 1)) --steps 8 --seed 3 --quiet || return 1
+  for p in $E2E; do
+    "$M" model int8 --model "$work/$p.mwb" --calib "$work/codes.arrow" --out "$work/$p-8.mwb" --histories 64 || return 1
+  done
+}
+setup >>"$out/setup.log" 2>&1
 setup=$?
 echo "{\"step\":\"setup\",\"rc\":$setup}" >>"$out/steps.jsonl"
 if [ "$setup" -ne 0 ]; then
@@ -80,27 +96,28 @@ if [ "$setup" -ne 0 ]; then
 else
   # tiny, 1,000 episodes: GPU and CPU files byte-identical, each read on the other.
   B="$work/tiny-8.mwb"
-  step e2e-encode-gpu 120 "$M" encode --model "$B" --in "$work/codes.arrow" --out "$work/gpu.mem" --lambda 0 --device cuda --quiet --json
-  step e2e-encode-cpu 180 "$M" encode --model "$B" --in "$work/codes.arrow" --out "$work/cpu.mem" --lambda 0 --device cpu --quiet --json
-  step e2e-identical 10 cmp "$work/gpu.mem" "$work/cpu.mem"
-  step e2e-verify-gpu-file-on-cpu 180 "$M" verify --model "$B" --device cpu --json "$work/gpu.mem"
-  step e2e-verify-cpu-file-on-gpu 120 "$M" verify --model "$B" --device cuda --json "$work/cpu.mem"
-  step e2e-decode-on-cpu 180 "$M" decode --model "$B" --in "$work/gpu.mem" --out "$work/dec-cpu.arrow" --device cpu --quiet --json
-  step e2e-decode-on-gpu 120 "$M" decode --model "$B" --in "$work/cpu.mem" --out "$work/dec-gpu.arrow" --device cuda --quiet --json
+  step e2e-encode-gpu 120 "$M" encode --model "$B" --in "$work/codes.arrow" --out "$work/gpu.mwm" --lambda 0 --device "$DEV" --quiet --json
+  step e2e-encode-cpu 180 "$M" encode --model "$B" --in "$work/codes.arrow" --out "$work/cpu.mwm" --lambda 0 --device cpu --quiet --json
+  step e2e-identical 10 cmp "$work/gpu.mwm" "$work/cpu.mwm"
+  step e2e-verify-gpu-file-on-cpu 180 "$M" verify --model "$B" --device cpu --json "$work/gpu.mwm"
+  step e2e-verify-cpu-file-on-gpu 120 "$M" verify --model "$B" --device "$DEV" --json "$work/cpu.mwm"
+  step e2e-decode-on-cpu 180 "$M" decode --model "$B" --in "$work/gpu.mwm" --out "$work/dec-cpu.arrow" --device cpu --quiet --json
+  step e2e-decode-on-gpu 120 "$M" decode --model "$B" --in "$work/cpu.mwm" --out "$work/dec-gpu.arrow" --device "$DEV" --quiet --json
   step e2e-decoded-identical 10 cmp "$work/dec-cpu.arrow" "$work/dec-gpu.arrow"
-  # paper, 200 episodes: the GPU's file read on the CPU.
-  P="$work/paper-8.mwb"
-  step e2e-paper-encode-gpu 120 "$M" encode --model "$P" --in "$work/codes200.arrow" --out "$work/paper.mem" --lambda 0 --device cuda --quiet --json
-  step e2e-paper-verify-on-cpu 150 "$M" verify --model "$P" --device cpu --json "$work/paper.mem"
-  for p in tiny paper; do
+  # the big preset, a fifth of the episodes: the GPU's file read on the CPU.
+  P="$work/$BIG-8.mwb"
+  step e2e-big-encode-gpu 120 "$M" encode --model "$P" --in "$work/codes200.arrow" --out "$work/big.mwm" --lambda 0 --device "$DEV" --quiet --json
+  step e2e-big-verify-on-cpu 150 "$M" verify --model "$P" --device cpu --json "$work/big.mwm"
+  for p in $E2E; do
     for b in 8 64 256; do
-      step "encode-$p-batch$b" 90 "$M" encode --model "$work/$p-8.mwb" --in "$work/codes.arrow" --out "$work/speed.mem" --force --lambda 0 --device cuda --batch "$b" --quiet --json
+      step "encode-$p-batch$b" 90 "$M" encode --model "$work/$p-8.mwb" --in "$work/codes.arrow" --out "$work/speed.mwm" --force --lambda 0 --device "$DEV" --batch "$b" --quiet --json
     done
   done
 fi
-step bench-tiny 60 "$M" gpu bench --device cuda --preset tiny --batch 1,8,64,256 --time 2s --json
-step bench-base 60 "$M" gpu bench --device cuda --preset base --batch 1,8,64,256 --time 2s --json
-step bench-paper 90 "$M" gpu bench --device cuda --preset paper --batch 1,8,64,256,512 --time 3s --json
-step bench-paper-cpu 60 "$M" gpu bench --device cpu --preset paper --batch 16 --time 5s --json
+for p in ${PRESETS//,/ }; do
+  step "bench-$p" 90 "$M" gpu bench --device "$DEV" --preset "$p" --batch "$BATCHES" --time 2s --json
+done
+step "bench-$BIG-dp4a" 90 "$M" gpu bench --device "$DEV" --preset "$BIG" --gemm dp4a --batch "${BATCHES##*,}" --time 2s --json
+step "bench-$BIG-cpu" 60 "$M" gpu bench --device cpu --preset "$BIG" --batch 16 --time 5s --json
 echo "devcheck: $failed failed step(s), $(( $(date +%s) - began )) s; results in $out"
 [ "$failed" -eq 0 ]
