@@ -109,3 +109,38 @@ func loadBundleOn(path, device, verb string, stderr io.Writer) (*model.Bundle, w
 	}
 	return b, p, desc, release, nil
 }
+
+// blockEngineOn returns the training engine for --device (nil: the CPU's
+// own blocks), where it runs, and a function that releases it.
+func blockEngineOn(device string, cfg worldmodel.Config, verb string, stderr io.Writer) (worldmodel.BlockEngine, string, func(), error) {
+	none := func() {}
+	var (
+		d   cuda.Device
+		err error
+	)
+	switch device {
+	case "cpu":
+		return nil, "the CPU", none, nil
+	case "auto":
+		if d, err = cuda.Open(0); err != nil {
+			sayFallback(stderr, verb, err)
+			return nil, "the CPU", none, nil
+		}
+	case "cuda":
+		if d, err = cuda.Open(0); err != nil {
+			return nil, "", none, fmt.Errorf("--device cuda: %w", err)
+		}
+	case "emulator":
+		if d, err = cuda.OpenEmulator(); err != nil {
+			return nil, "", none, err
+		}
+	default:
+		return nil, "", none, usagef("--device %q: want cpu, cuda, auto or emulator", device)
+	}
+	b, err := cuda.NewBlocks(d, cfg)
+	if err != nil {
+		d.Close()
+		return nil, "", none, err
+	}
+	return b, d.Info().String(), func() { b.Close(); d.Close() }, nil
+}

@@ -42,11 +42,30 @@ func TestDeviceFlag(t *testing.T) {
 		t.Fatalf("decode --device emulator: %d\n%s%s", code, out, errs)
 	}
 
+	// Training with the blocks on the emulator: a bundle, and the device named.
+	code, _, errs = memowm(t, "fit", "--stage", "wm", "--in", p("fit.arrow"), "--model", p("b.mwb"), "--out", p("wm.mwb"),
+		"--preset", "tiny", "--steps", "2", "--batch", "2", "--device", "emulator")
+	if code != 0 || !strings.Contains(errs, "the blocks run on PTX emulator") {
+		t.Fatalf("fit --stage wm --device emulator: %d\n%s", code, errs)
+	}
+	if _, err := os.Stat(p("wm.mwb")); err != nil {
+		t.Fatal(err)
+	}
 	if d, err := cuda.Open(0); err == nil {
 		d.Close()
 		t.Log("a GPU opened: the no-GPU refusals are not checked")
 	} else {
-		code, _, errs := memowm(t, "encode", "--model", p("b8.mwb"), "--in", p("t.arrow"), "--out", p("gpu.mwm"), "--lambda", "0", "--device", "cuda")
+		code, _, errs := memowm(t, "fit", "--stage", "wm", "--in", p("fit.arrow"), "--model", p("b.mwb"), "--out", p("wm-gpu.mwb"),
+			"--preset", "tiny", "--steps", "2", "--device", "cuda")
+		if code == 0 || !strings.Contains(errs, "--device cuda: cuda: no GPU") {
+			t.Errorf("fit --device cuda without a GPU: %d %q", code, errs)
+		}
+		for _, f := range []string{"wm-gpu.mwb", "wm-gpu.mwb.ckpt"} {
+			if _, err := os.Stat(p(f)); !os.IsNotExist(err) {
+				t.Errorf("fit --device cuda without a GPU left %s (%v)", f, err)
+			}
+		}
+		code, _, errs = memowm(t, "encode", "--model", p("b8.mwb"), "--in", p("t.arrow"), "--out", p("gpu.mwm"), "--lambda", "0", "--device", "cuda")
 		if code == 0 || !strings.Contains(errs, "--device cuda: cuda: no GPU") {
 			t.Errorf("encode --device cuda without a GPU: %d %q", code, errs)
 		}
@@ -82,6 +101,7 @@ func TestDeviceFlag(t *testing.T) {
 		{[]string{"gpu", "check", "--presets", "huge"}, "unknown preset"},
 		{[]string{"gpu", "bench", "--device", "cpu", "--batch", "0"}, "--batch"},
 		{[]string{"gpu", "frob"}, "unknown sub-verb"},
+		{[]string{"fit", "--stage", "wm", "--in", p("fit.arrow"), "--out", p("x.mwb"), "--device", "tpu"}, `--device "tpu"`},
 	} {
 		if code, _, errs := memowm(t, c.args...); code == 0 || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: %d %q, want %q", c.args, code, errs, c.want)

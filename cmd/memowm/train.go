@@ -67,12 +67,18 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	keep := fs.String("keep", "best", "with --eval, the weights the bundle gets: best (the lowest held-out evaluation's, from all of --eval) or last (the last step's)")
 	patience := fs.Int("patience", 0, "early stopping: stop when this many evaluations on --eval in a row bring no gain, keeping the best evaluation's weights (0: off)")
 	minDelta := fs.Float64("min-delta", 0.001, "with --patience, the relative gain in held-out bits/transition that counts")
-	threads := fs.Int("threads", 0, "goroutines (0: all cores); the result does not depend on it")
+	threads := fs.Int("threads", 0, "goroutines (0: all cores); the result does not depend on it (on the CPU)")
+	device := fs.String("device", "auto", "where the Transformer blocks of each step run: cpu; cuda (the first GPU; an error\nwithout one); auto (the GPU when one opens, else the CPU, saying once why);\nemulator (the GPU's kernels on the CPU: slow, for checks). The embeddings,\nheads, loss, optimizer and evaluations run on the CPU; a GPU's sums are in\nanother order, so its weights differ from the CPU's in the last bits")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	switch *device {
+	case "cpu", "cuda", "auto", "emulator":
+	default:
+		return usagef("--device %q: want cpu, cuda, auto or emulator", *device)
 	}
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
@@ -264,6 +270,15 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	m := tr.Model()
 	cfg := m.Config()
 	tc := tr.Config()
+	engine, onDevice, release, err := blockEngineOn(*device, cfg, "fit wm", stderr)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if engine != nil {
+		tr.SetBlockEngine(engine)
+	}
+	logf("fit wm: the blocks run on %s\n", onDevice)
 	if cfg.Slots != q.Shape().Slots || cfg.Subspaces != q.Subspaces() || cfg.Codewords != q.Codewords() {
 		return fmt.Errorf("the world model's interface (%d slots x %d subspaces, %d codewords) is not the quantizer's (%v, %d codewords)",
 			cfg.Slots, cfg.Subspaces, cfg.Codewords, q.Shape(), q.Codewords())
