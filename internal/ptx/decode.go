@@ -102,8 +102,8 @@ func (m *mods) one(line int) (ptype, error) {
 	return m.types[0], nil
 }
 
-var lockstep = map[string]bool{"shfl": true, "vote": true, "match": true, "activemask": true,
-	"redux": true, "elect": true, "wmma": true, "mma": true, "ldmatrix": true, "stmatrix": true}
+// lockstep lists the warp-level instructions that are not modelled.
+var lockstep = map[string]bool{"match": true, "redux": true, "elect": true, "wmma": true, "stmatrix": true}
 
 // precheck rejects instructions that are never supported before their
 // operands are parsed, so the message names the instruction.
@@ -111,7 +111,7 @@ func precheck(opText string, line int) error {
 	base, _, _ := strings.Cut(opText, ".")
 	switch {
 	case lockstep[base] || strings.HasPrefix(opText, "bar.warp"):
-		return errAt(line, "unsupported instruction %s: warp-level primitives need lockstep execution", opText)
+		return errAt(line, "unsupported instruction %s: this warp-level primitive is not modelled", opText)
 	case base == "call":
 		return errAt(line, "unsupported instruction %s: device function calls are not supported (inline them)", opText)
 	case base == "tex" || base == "tld4" || base == "suld" || base == "sust" || base == "txq" || base == "suq":
@@ -194,6 +194,12 @@ func (b *builder) decode(in *inst, opText string, ops []rawOp) error {
 		}
 		in.op = opExit
 		return nops(0)
+	case "shfl", "vote", "activemask", "mma", "ldmatrix":
+		if err := b.decWarp(in, base, m, ops); err != nil {
+			return err
+		}
+		b.k.warp = true
+		return nil
 	case "dp4a":
 		if len(m.types) != 2 || !m.types[0].isInt() || !m.types[1].isInt() || m.types[0].bits != 32 || m.types[1].bits != 32 {
 			return errAt(line, "dp4a needs two 32-bit integer types")

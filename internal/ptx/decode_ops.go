@@ -24,6 +24,9 @@ func (b *builder) decMov(in *inst, m mods, ops []rawOp) error {
 			vecOp, other = ops[1], ops[0]
 		}
 		n := len(vecOp.elems)
+		if n < 2 {
+			return errAt(line, "bad vector mov: one-element vector")
+		}
 		eb := int(t.bits) / n
 		if eb < 8 || eb*n != int(t.bits) {
 			return errAt(line, "cannot split %v into %d parts", t, n)

@@ -185,12 +185,13 @@ const (
 	stRun = iota
 	stBar
 	stExit
+	stWarp // waits at a warp collective
 )
 
 type thread struct {
 	pc    int32
 	state uint8
-	at    int32 // pc of the barrier waited at, or of the exit
+	at    int32 // pc of the barrier or warp collective waited at, or of the exit
 	cc    uint64
 	steps uint64
 }
@@ -303,7 +304,21 @@ func (br *blockRun) runBlock(b uint64) *ExecError {
 				}
 			}
 		}
-		// Every thread now waits at a barrier or has exited.
+		// Every thread now waits at a barrier or a warp collective, or has
+		// exited. Warp collectives go first: a barrier cannot complete
+		// while a thread waits at one.
+		if br.k.warp {
+			progress, e := br.resolveWarps()
+			if e != nil {
+				return e
+			}
+			if progress {
+				continue
+			}
+			if e := br.warpDeadlock(); e != nil {
+				return e
+			}
+		}
 		waiter, exited := -1, -1
 		for i := range br.threads {
 			switch br.threads[i].state {

@@ -82,6 +82,13 @@ const (
 	opFNeg
 	opFMin
 	opFMax
+	// Warp collectives: a thread reaching one stops (state stWarp) and the
+	// scheduler performs the instruction for its warp at once (warp.go).
+	opShfl
+	opVote
+	opActivemask
+	opMma
+	opLdmatrix
 )
 
 // Rounding modes (rnd field).
@@ -154,6 +161,28 @@ const (
 	flHasD    // atom has a destination
 	flCC      // sets the carry flag
 	flPlain   // float add/sub/mul without .rn: ptxas may contract it
+	flTrans   // ldmatrix .trans
+)
+
+// Sub-modes of the warp collectives (wmode field).
+const (
+	shflUp = iota
+	shflDown
+	shflBfly
+	shflIdx
+)
+
+const (
+	voteAll = iota
+	voteAny
+	voteUni
+	voteBallot
+)
+
+const (
+	mmaI8K32  = iota // m16n8k32 .s8/.u8 -> .s32
+	mmaI8K16         // m16n8k16 .s8/.u8 -> .s32
+	mmaTF32K8        // m16n8k8 .tf32 -> .f32
 )
 
 // inst is one pre-decoded instruction. Every source operand is a register
@@ -169,6 +198,7 @@ type inst struct {
 	bop    uint8
 	aop    uint8
 	vec    uint8
+	wmode  uint8 // warp collective sub-mode (shfl/vote/mma kind)
 	flags  uint16
 	gneg   bool
 	cneg   bool
@@ -182,6 +212,6 @@ type inst struct {
 	v      [4]int32  // vector elements for ld/st/mov pack
 	vmask  [4]uint64 // their register masks
 	off    uint64    // address offset
-	target int32
+	target int32 // branch target; for mma, the index of its operand list in Kernel.xops
 	line   int32
 }

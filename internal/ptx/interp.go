@@ -413,6 +413,11 @@ func (br *blockRun) exec(ti int) *ExecError {
 		case opExit:
 			t.pc, t.state, t.at = pc-1, stExit, pc-1
 			return nil
+		case opShfl, opVote, opActivemask, opMma, opLdmatrix:
+			// The scheduler performs the collective for the whole warp
+			// (warp.go) and resumes the thread after it.
+			t.pc, t.state, t.at, t.cc = pc, stWarp, pc-1, cc
+			return nil
 		case opDp4a:
 			a, b := r[in.a], r[in.b]
 			acc := r[in.c]

@@ -128,8 +128,8 @@ func parseOperand(ts []token, line int) (rawOp, error) {
 		if err != nil {
 			return rawOp{}, err
 		}
-		if len(elems) != 2 && len(elems) != 4 {
-			return rawOp{}, errAt(line, "vector operand needs 2 or 4 elements: %q", text())
+		if len(elems) != 1 && len(elems) != 2 && len(elems) != 4 {
+			return rawOp{}, errAt(line, "vector operand needs 1, 2 or 4 elements: %q", text())
 		}
 		for _, e := range elems {
 			if e.kind != rkReg && e.kind != rkImm && e.kind != rkSink && e.kind != rkSym {

@@ -88,6 +88,8 @@ type Kernel struct {
 	reqntid   Dim3
 	maxntid   Dim3
 	line      int
+	xops      [][]int32 // register lists of mma instructions (inst.target indexes it)
+	warp      bool      // the kernel has warp collectives
 }
 
 // Params lists the kernel parameters in order.
