@@ -707,6 +707,7 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "bundle to write (required)")
 	preset := fs.String("preset", "small", "world-model preset")
 	steps := fs.Int("steps", 1000, "world-model optimizer steps")
+	device := fs.String("device", "auto", "where the world model's training blocks run: cpu, cuda, auto or emulator (see 'fit --stage wm -h')")
 	opqPath := fs.String("opq", "", "quantizer file (default: fit one on TRAIN)")
 	probe := fs.String("probe", "", "trained reader probe (default: train one on TRAIN)")
 	epsilon := fs.Float64("epsilon", 0.05, "largest |D| allowed, in bits per answer")
@@ -746,7 +747,7 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 		run  func([]string, io.Writer, io.Writer) error
 		args []string
 	}{
-		{"wm", runFitWM, append([]string{"--in", *in, "--out", wm, "--preset", *preset, "--steps", fmt.Sprint(*steps), "--opq", *opqPath}, qf...)},
+		{"wm", runFitWM, append([]string{"--in", *in, "--out", wm, "--preset", *preset, "--steps", fmt.Sprint(*steps), "--opq", *opqPath, "--device", *device}, qf...)},
 		{"reader", runFitReader, append([]string{"--model", wm, "--in", *in, "--out", rd, "--probe", *probe}, qf...)},
 		{"risk", runFitRisk, append([]string{"--model", rd, "--in", *calibPath, "--out", rk}, qf...)},
 		{"lambda", runFitLambda, append([]string{"--model", rk, "--in", *calibPath, "--out", *out, "--epsilon", fmt.Sprint(*epsilon), fmt.Sprintf("--baselines=%v", *baselines)}, qf...)},
