@@ -14,6 +14,18 @@
 // gorgonia.org/cu is not used: it needs cgo and cuda.h to build and exits
 // the process from its init when no GPU is present.
 //
+// # What runs on the GPU
+//
+//   - Int8: the int8 profile's predictor (kernels/int8.cu, and
+//     kernels/int8_tc.cu's tensor-core product on GPUs of compute
+//     capability 8.0 and later), bit-exact with the CPU.
+//   - Blocks: the Transformer blocks of f32 training steps
+//     (kernels/train.cu), a worldmodel.BlockEngine: forward and backward
+//     on the device, the rest of the step (embeddings, heads, loss,
+//     optimizer) and the weights on the CPU, so checkpoints are the CPU's.
+//     Not bit-exact (training is not an inference profile): its parity test
+//     states the tolerance.
+//
 // # Invariants
 //
 //   - Nothing here runs at init: without a driver, a device or a recent
