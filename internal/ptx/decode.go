@@ -379,7 +379,11 @@ func (b *builder) addr(in *inst, o rawOp) (symSpace space, err error) {
 		in.a, err = b.src(*o.base, ptype{kU, 64})
 		return spGeneric, err
 	default:
-		in.a, err = b.src(*o.base, ptype{kU, 64})
+		t := ptype{kU, 64}
+		if r, ok := b.lookupReg(o.base.name); ok && b.regBits[r] == 32 && (in.sp == spShared || in.sp == spLocal) {
+			t = ptype{kU, 32} // a 32-bit state-space offset, as from cvta.to.shared.u32
+		}
+		in.a, err = b.src(*o.base, t)
 		if err == nil && b.regBits[in.a] == 1 {
 			err = errAt(o.line, "a predicate cannot be an address")
 		}

@@ -212,6 +212,6 @@ type inst struct {
 	v      [4]int32  // vector elements for ld/st/mov pack
 	vmask  [4]uint64 // their register masks
 	off    uint64    // address offset
-	target int32 // branch target; for mma, the index of its operand list in Kernel.xops
+	target int32     // branch target; for mma, the index of its operand list in Kernel.xops
 	line   int32
 }

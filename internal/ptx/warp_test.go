@@ -150,6 +150,9 @@ func TestVotes(t *testing.T) {
 	for i := 32; i < 64; i++ { // a warp where every x > 0: all and uni hold
 		in[i] = uint32(1 + r.IntN(5))
 	}
+	for i := 64; i < n; i++ { // a partial warp where no x > 0: uni holds, all does not
+		in[i] = uint32(-int32(r.IntN(5)))
+	}
 	d := newDev(t)
 	out := d.upload(make([]byte, 4*8*threads))
 	d.launch(kernel(t, "warp", "votes"), Dim3{2, 1, 1}, Dim3{64, 1, 1}, 0, out, d.upload(u32bytes(in)), n)
