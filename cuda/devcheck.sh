@@ -21,13 +21,14 @@
 #   e2e-*      1,000 sim episodes: encoded on the GPU and on the CPU (the files
 #              must be byte-identical), each verified and decoded on the other
 #              device; the paper preset on 200 episodes
+#   train-*    'fit --stage wm' with the blocks on the GPU: steps/s and GFLOP/s
 #   bench      'gpu bench': int8 predictions obs/s per preset and batch size
 #   encode-*   end-to-end encode obs/s on the GPU per preset and --batch
 # It exits non-zero when a check fails.
 #
 # A dry run without a GPU checks the script itself: the emulator stands in
 # for the GPU and the sizes shrink:
-#   DEVCHECK_DEVICE=emulator DEVCHECK_EPISODES=6 DEVCHECK_PRESETS=tiny DEVCHECK_BATCHES=1,2 cuda/devcheck.sh /tmp/dry
+#   DEVCHECK_DEVICE=emulator DEVCHECK_EPISODES=6 DEVCHECK_PRESETS=tiny DEVCHECK_BATCHES=1,2 DEVCHECK_TRAIN_STEPS=2 cuda/devcheck.sh /tmp/dry
 set -uo pipefail
 cd "$(dirname "$0")/.."
 M=${MEMOWM:-cuda/bin/memowm}
@@ -35,6 +36,7 @@ DEV=${DEVCHECK_DEVICE:-cuda}
 EPISODES=${DEVCHECK_EPISODES:-1000}
 PRESETS=${DEVCHECK_PRESETS:-tiny,small,base,paper}
 BATCHES=${DEVCHECK_BATCHES:-1,8,64,256,512}
+TRAIN_STEPS=${DEVCHECK_TRAIN_STEPS:-30}
 BIG=paper # the preset of the large end-to-end and speed rows
 if [ "$DEV" = emulator ]; then BIG=tiny; fi
 out=${1:-${OUT:+$OUT/devcheck}}
@@ -113,6 +115,15 @@ else
       step "encode-$p-batch$b" 90 "$M" encode --model "$work/$p-8.mwb" --in "$work/codes.arrow" --out "$work/speed.mwm" --force --lambda 0 --device "$DEV" --batch "$b" --quiet --json
     done
   done
+fi
+# Training: steps of 16 histories with the blocks on the device (and, for
+# tiny, on the CPU beside it); the JSON has steps_per_s and gflops.
+if [ "$setup" -eq 0 ]; then
+  "$M" sim --model "$work/tiny.mwb" --out "$work/train.arrow" --episodes 64 --steps 20 --seed 4 --quiet >>"$out/setup.log" 2>&1
+  for p in $E2E; do
+    step "train-$p" 150 "$M" fit --stage wm --in "$work/train.arrow" --opq "$work/q.opq" --out "$work/train-$p.mwb" --preset "$p" --steps "$TRAIN_STEPS" --batch 16 --device "$DEV" --quiet --json
+  done
+  step train-tiny-cpu 150 "$M" fit --stage wm --in "$work/train.arrow" --opq "$work/q.opq" --out "$work/train-cpu.mwb" --preset tiny --steps "$TRAIN_STEPS" --batch 16 --device cpu --quiet --json
 fi
 for p in ${PRESETS//,/ }; do
   step "bench-$p" 90 "$M" gpu bench --device "$DEV" --preset "$p" --batch "$BATCHES" --time 2s --json
