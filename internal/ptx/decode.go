@@ -110,7 +110,7 @@ var lockstep = map[string]bool{"match": true, "redux": true, "elect": true, "wmm
 func precheck(opText string, line int) error {
 	base, _, _ := strings.Cut(opText, ".")
 	switch {
-	case lockstep[base] || strings.HasPrefix(opText, "bar.warp"):
+	case lockstep[base]:
 		return errAt(line, "unsupported instruction %s: this warp-level primitive is not modelled", opText)
 	case base == "call":
 		return errAt(line, "unsupported instruction %s: device function calls are not supported (inline them)", opText)
@@ -168,6 +168,13 @@ func (b *builder) decode(in *inst, opText string, ops []rawOp) error {
 	case "atom", "red":
 		return b.decAtom(in, base, m, ops)
 	case "bar", "barrier":
+		if m.flags["warp"] {
+			if err := b.decWarp(in, "bar.warp", m, ops); err != nil {
+				return err
+			}
+			b.k.warp = true
+			return nil
+		}
 		return b.decBar(in, m, ops)
 	case "membar", "fence":
 		if err := m.only(line, "cta", "gl", "sys", "gpu", "sc", "acq_rel"); err != nil {

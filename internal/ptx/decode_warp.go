@@ -1,7 +1,7 @@
 package ptx
 
 // Decoding of the warp collectives: shfl.sync, vote.sync, activemask,
-// mma.sync and ldmatrix. Their semantics live in warp.go and mma.go.
+// bar.warp.sync, mma.sync and ldmatrix. Their semantics live in warp.go and mma.go.
 
 var shflModes = map[string]uint8{"up": shflUp, "down": shflDown, "bfly": shflBfly, "idx": shflIdx}
 var voteModes = map[string]uint8{"all": voteAll, "any": voteAny, "uni": voteUni, "ballot": voteBallot}
@@ -81,6 +81,17 @@ func (b *builder) decWarp(in *inst, base string, m mods, ops []rawOp) error {
 		in.op = opActivemask
 		var err error
 		in.d, in.dmask, err = b.dst(ops[0], b32)
+		return err
+	case "bar.warp":
+		if m.full != "bar.warp.sync" {
+			return errAt(line, "unsupported instruction %s", m.full)
+		}
+		if len(ops) != 1 {
+			return errAt(line, "%s takes 1 operand, found %d", m.full, len(ops))
+		}
+		in.op = opBarWarp
+		var err error
+		in.e, err = b.src(ops[0], u32)
 		return err
 	case "mma":
 		return b.decMma(in, m, ops)

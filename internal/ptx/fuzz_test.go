@@ -67,6 +67,12 @@ func FuzzInstruction(f *testing.F) {
 		"atom.global.cas.b32 %r2, [%rd1], %r1, 5;", "div.s32 %r2, %r1, %r1;", "bar.sync 0;",
 		"mov.b64 {%r2, %r3}, %rd1;", "shf.l.wrap.b32 %r2, %r1, %r1, %r1;", "cvta.to.shared.u64 %rd2, %rd1; ld.shared.u32 %r2, [%rd2];",
 		"fma.rn.f64 %fd1, %fd1, %fd1, %fd1;", "prmt.b32 %r2, %r1, %r1, 0x3210;", "L: add.s32 %r1, %r1, 1; bra L;",
+		"shfl.sync.bfly.b32 %r2|%p1, %r1, 1, 31, 15;", "shfl.sync.idx.b32 %r2, %r1, %r1, 0x1f, -1;",
+		"setp.lt.u32 %p1, %r1, 2; vote.sync.ballot.b32 %r2, !%p1, -1;", "vote.sync.uni.pred %p2, %p1, 15;",
+		"activemask.b32 %r2;", "setp.eq.u32 %p1, %r1, 1; @%p1 bra L; bar.warp.sync -1;",
+		"mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%r1, %r2, %r3, %r4}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%r1, %r2, %r3, %r4};",
+		"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%f1, %f2, %f3, %f1}, {%r1, %r2, %r3, %r4}, {%r5, %r6}, {%f1, %f2, %f3, %f1};",
+		"mov.u32 %r2, sh; shl.b32 %r3, %r1, 4; add.u32 %r2, %r2, %r3; ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%r2, %r3, %r4, %r5}, [%r2];",
 	} {
 		f.Add(s)
 	}
@@ -83,7 +89,7 @@ func FuzzInstruction(f *testing.F) {
 	.reg .b64 %rd<4>;
 	.reg .f32 %f<4>;
 	.reg .f64 %fd<4>;
-	.shared .align 8 .b8 sh[64];
+	.shared .align 16 .b8 sh[512];
 	ld.param.u64 %rd1, [k_param_0];
 	mov.u32 %r1, %tid.x;
 	INSN
@@ -107,6 +113,7 @@ L:
 			k, _ := mod.Kernel(name)
 			if len(k.Params()) == 2 {
 				_ = m.Launch(k, Dim3{2, 1, 1}, Dim3{4, 1, 1}, 0, buf, 3)
+				_ = m.Launch(k, Dim3{1, 1, 1}, Dim3{32, 1, 1}, 0, buf, 3) // a full warp
 			}
 		}
 	})

@@ -89,6 +89,7 @@ const (
 	opActivemask
 	opMma
 	opLdmatrix
+	opBarWarp
 )
 
 // Rounding modes (rnd field).

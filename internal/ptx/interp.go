@@ -413,7 +413,7 @@ func (br *blockRun) exec(ti int) *ExecError {
 		case opExit:
 			t.pc, t.state, t.at = pc-1, stExit, pc-1
 			return nil
-		case opShfl, opVote, opActivemask, opMma, opLdmatrix:
+		case opShfl, opVote, opActivemask, opMma, opLdmatrix, opBarWarp:
 			// The scheduler performs the collective for the whole warp
 			// (warp.go) and resumes the thread after it.
 			t.pc, t.state, t.at, t.cc = pc, stWarp, pc-1, cc

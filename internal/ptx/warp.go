@@ -17,6 +17,10 @@ import (
 //     the mask that has exited does not take part (it is not waited for);
 //     a shfl that reads the value of such a lane is a fault, since the PTX
 //     ISA leaves that value undefined.
+//   - bar.warp.sync: likewise, except that any bar.warp.sync instructions
+//     with the same membermask match each other (the CUDA guide's
+//     __syncwarp contract: "all non-exited threads named in mask must
+//     execute a corresponding __syncwarp() with the same mask").
 //   - mma.sync.aligned, ldmatrix.sync.aligned: all 32 threads of the warp;
 //     a partial warp or an exited lane is a fault (undefined in the ISA).
 //   - activemask: the lanes of the warp waiting at the same activemask once
@@ -39,6 +43,8 @@ func warpOpName(in *inst) string {
 		return "activemask"
 	case opMma:
 		return "mma.sync"
+	case opBarWarp:
+		return "bar.warp.sync"
 	}
 	return "ldmatrix"
 }
@@ -176,13 +182,13 @@ func (br *blockRun) maskGroup(base, size, l int) (uint32, *ExecError) {
 	blocked := false
 	for j := 0; j < size; j++ {
 		tj := &br.threads[base+j]
-		if tj.state != stWarp || tj.at != t.at {
+		if tj.state != stWarp || !br.sameCollective(tj.at, t.at) {
 			if mask>>j&1 != 0 && tj.state != stExit {
 				blocked = true
 			}
 			continue
 		}
-		mj := uint32(br.laneRegs(base + j)[in.e])
+		mj := uint32(br.laneRegs(base + j)[br.k.code[tj.at].e])
 		in0, inj := mask>>j&1 != 0, mj&mask != 0
 		if mj != mask && (in0 || inj) {
 			return 0, br.errAt(base+j, in.line, "%s membermask 0x%08x of lane %d differs from 0x%08x of lane %d at the same instruction", name, mj, j, mask, l)
@@ -195,6 +201,12 @@ func (br *blockRun) maskGroup(base, size, l int) (uint32, *ExecError) {
 		return 0, nil
 	}
 	return group, nil
+}
+
+// sameCollective reports whether a thread waiting at pc `at` takes part in
+// the collective at pc `at0`.
+func (br *blockRun) sameCollective(at, at0 int32) bool {
+	return at == at0 || br.k.code[at].op == opBarWarp && br.k.code[at0].op == opBarWarp
 }
 
 // warpDeadlock reports a thread waiting at a warp collective that can never
@@ -210,12 +222,12 @@ func (br *blockRun) warpDeadlock() *ExecError {
 		base := i / warpSize * warpSize
 		size := min(warpSize, br.n-base)
 		members := ^uint32(0) >> (warpSize - size)
-		if in.op == opShfl || in.op == opVote {
+		if in.op == opShfl || in.op == opVote || in.op == opBarWarp {
 			members &= uint32(br.laneRegs(i)[in.e])
 		}
 		for j := 0; j < size; j++ {
 			tj := &br.threads[base+j]
-			if members>>j&1 == 0 || tj.state == stExit || tj.state == stWarp && tj.at == t.at {
+			if members>>j&1 == 0 || tj.state == stExit || tj.state == stWarp && br.sameCollective(tj.at, t.at) {
 				continue
 			}
 			where := "bar.sync"

@@ -298,3 +298,27 @@ func TestWarpDeadlocks(t *testing.T) {
 		t.Errorf("got %+v", *e)
 	}
 }
+
+func TestSyncwarp(t *testing.T) {
+	const n = 53
+	in := make([]uint32, 64)
+	for i := range in {
+		in[i] = uint32(i*7 + 1)
+	}
+	d := newDev(t)
+	out := d.upload(make([]byte, 4*64))
+	d.launch(kernel(t, "warp", "syncwarp_xchg"), Dim3{1, 1, 1}, Dim3{64, 1, 1}, 0, out, d.upload(u32bytes(in)), n)
+	got := bytesU32(d.read(out, 4*64))
+	for i := 0; i < 64; i++ {
+		var want uint32
+		if j := i ^ 1; i < n && j < n {
+			want = in[j] + 1
+			if j&1 != 0 {
+				want = in[j] * 3
+			}
+		}
+		if got[i] != want {
+			t.Fatalf("out[%d] = %d, want %d", i, got[i], want)
+		}
+	}
+}

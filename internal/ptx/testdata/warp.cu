@@ -163,3 +163,20 @@ GLOBAL void vote_divergent(u32* out) {
     out[TID_X] = ballot(0, FULL) * 3;
   }
 }
+
+// __syncwarp at two different sites (distinct asm text, so that clang keeps
+// both): odd and even lanes store, meet, and read their neighbour's value.
+// Threads >= n have exited.
+GLOBAL void syncwarp_xchg(u32* out, const u32* in, int n) {
+  __shared__ u32 s[64];
+  int t = TID_X;
+  if (t >= n) return;
+  if (LANE & 1) {
+    s[t] = in[t] * 3;
+    asm volatile("bar.warp.sync %0;" ::"r"(FULL) : "memory");
+  } else {
+    s[t] = in[t] + 1;
+    asm volatile("{ bar.warp.sync %0; }" ::"r"(FULL) : "memory");
+  }
+  out[t] = s[t ^ 1];
+}
