@@ -33,7 +33,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	in := fs.String("in", "", "trajectories (required)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	md := fs.Bool("md", false, "print the table as Markdown")
-	batch := fs.Int("batch", 8, "episodes per predictor batch")
+	batch := fs.Int("batch", 8, batchHelp)
 	device := deviceFlag(fs)
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	external := fs.Bool("external", true, "also run the xz and zstd commands found on PATH as general-purpose rows (--external=false: only the in-process ones)")
@@ -51,11 +51,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *batch < 1 {
 		return usagef("--batch %d must be at least 1", *batch)
 	}
-	b, p, _, release, err := loadBundleOn(*bundlePath, *device, "bench", stderr)
+	b, p, devName, release, err := loadBundleOn(*bundlePath, *device, "bench", stderr)
 	if err != nil {
 		return err
 	}
 	defer release()
+	gpuBatch(fs, batch, devName)
 	warnUntrained(stderr, "bench", *bundlePath, b)
 	eps, err := readCodesFrom(b, *in)
 	if err != nil {

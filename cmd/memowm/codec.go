@@ -149,7 +149,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 	minH := fs.Float64("min-entropy", 0, "omit coordinates whose predictive entropy is below this many bits (the Uncertainty baseline; 0: off)")
 	slotRepeat := fs.Bool("slot-repeat", false, "code one repeat flag per slot before each state: a slot equal to the previous\nreconstruction is copied without the model (pays on recorded screens)")
 	prior := fs.String("prior", "auto", "the prior states are coded under: mix (the world model mixed with adaptive\ncontext models and long-range copy; with --min-entropy the rule reads the\nmixed distribution), wm (the world model's table alone), or auto (mix when the\npolicy is lossless or a risk policy calibrated on the mix, and --slot-repeat\nis not given; else wm)")
-	batch := fs.Int("batch", 8, "episodes per predictor batch")
+	batch := fs.Int("batch", 8, batchHelp)
 	device := deviceFlag(fs)
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	asJSON := fs.Bool("json", false, "print the accounting as JSON")
@@ -184,6 +184,7 @@ func runEncode(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer release()
+	gpuBatch(fs, batch, devName)
 	warnUntrained(stderr, "encode", *bundlePath, b)
 	warnQuantizer(stderr, "encode", *bundlePath, b.OPQ)
 	watchOutputs(stderr, "encode", *out)
@@ -526,7 +527,7 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 	force := fs.Bool("force", false, forceHelp)
 	what := fs.String("what", "codes", "codes or states")
 	episode := fs.Int64("episode", 0, "decode only this episode ID, negative IDs too (default: all)")
-	batch := fs.Int("batch", 8, "episodes per predictor batch")
+	batch := fs.Int("batch", 8, batchHelp)
 	device := deviceFlag(fs)
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
@@ -549,11 +550,12 @@ func runDecode(args []string, stdout, stderr io.Writer) error {
 	if *batch < 1 {
 		return usagef("--batch %d must be at least 1", *batch)
 	}
-	b, p, _, release, err := loadBundleOn(*bundlePath, *device, "decode", stderr)
+	b, p, devName, release, err := loadBundleOn(*bundlePath, *device, "decode", stderr)
 	if err != nil {
 		return err
 	}
 	defer release()
+	gpuBatch(fs, batch, devName)
 	watchOutputs(stderr, "decode", trajectoryOutputs(*out)...)
 	r, err := codec.Open(*in)
 	if err != nil {
@@ -635,7 +637,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		"Decodes every episode of a memory file and checks its checksum; exits 0 only\n"+
 			"if every episode is intact.", stdout)
 	bundlePath := fs.String("model", "", "model bundle (required)")
-	batch := fs.Int("batch", 8, "episodes per predictor batch")
+	batch := fs.Int("batch", 8, batchHelp)
 	device := deviceFlag(fs)
 	asJSON := fs.Bool("json", false, "print the result as JSON (damaged episodes listed; the exit status still says)")
 	pos, err := parse(fs, args)
@@ -648,11 +650,12 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	if *batch < 1 {
 		return usagef("--batch %d must be at least 1", *batch)
 	}
-	b, p, _, release, err := loadBundleOn(*bundlePath, *device, "verify", stderr)
+	b, p, devName, release, err := loadBundleOn(*bundlePath, *device, "verify", stderr)
 	if err != nil {
 		return err
 	}
 	defer release()
+	gpuBatch(fs, batch, devName)
 	r, err := codec.Open(pos[0])
 	if err != nil {
 		return err

@@ -144,3 +144,12 @@ func blockEngineOn(device string, cfg worldmodel.Config, verb string, stderr io.
 	}
 	return b, d.Info().String(), func() { b.Close(); d.Close() }, nil
 }
+
+const batchHelp = "episodes per predictor batch (default 8 on the CPU, 256 on a GPU: the GPU predicts\nthem all in one call; the file is the same whatever the batch)"
+
+// gpuBatch raises --batch to 256 on a GPU when it was not given.
+func gpuBatch(fs *flag.FlagSet, batch *int, device string) {
+	if device != "cpu" && !flagSet(fs, "batch") {
+		*batch = 256
+	}
+}
