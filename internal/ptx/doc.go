@@ -25,11 +25,26 @@
 //
 // Blocks are independent and run on SetParallel (default GOMAXPROCS)
 // goroutines. Within a block threads run one at a time, in linear thread
-// order, until each reaches bar.sync or exits; then the barrier releases.
-// This is a valid schedule for race-free kernels. A barrier is an error if a
-// thread of the block has exited or waits at a different bar.sync (bar.sync
-// is .aligned), or if its thread count is not the whole block. When several
+// order, until each reaches bar.sync, a warp collective, or exits. Then the
+// warp collectives whose participants all wait at them are performed for
+// their warps at once (warp.go), and the scheduler runs again; only when no
+// thread waits at a warp collective does the barrier release. This is a
+// valid schedule for race-free kernels. A barrier is an error if a thread
+// of the block has exited or waits at a different bar.sync (bar.sync is
+// .aligned), or if its thread count is not the whole block. When several
 // blocks fault, the lowest-numbered one is reported.
+//
+// Warps are 32 consecutive linear thread ids (the last one of a block may be
+// partial). shfl.sync, vote.sync and bar.warp.sync wait for the non-exited
+// lanes of their membermask (same instruction and same mask; any
+// bar.warp.sync sites match); mma.sync and ldmatrix (.aligned) for all 32
+// lanes; activemask returns the lanes waiting at it once nothing else in the
+// warp can proceed. Faults (*ExecError): a membermask without the executing
+// lane, naming lanes past the end of the block, or disagreeing between
+// lanes; a shfl reading an exited lane or one outside the mask (undefined in
+// the ISA); mma/ldmatrix in a partial warp or after a lane exited; and any
+// collective that can never complete (a lane waits at bar.sync or at
+// another collective).
 //
 // # Memory
 //
@@ -56,7 +71,17 @@
 // .local .const and generic, .v2/.v4, [reg+imm] [var+imm]; atom/red .global
 // .shared and generic: add min max exch cas and or xor inc dec (add.f32/f64);
 // dp4a; bar.sync/barrier.sync 0; membar/fence (no-ops); bra; ret/exit;
-// predicated @p/@!p. Float (.f32/.f64, round to nearest even, subnormals
+// predicated @p/@!p; 32-bit address registers for .shared and .local.
+// Warp level: shfl.sync.{up,down,bfly,idx}.b32 (with d|p), vote.sync
+// .all/.any/.uni.pred and .ballot.b32 (with !p), activemask.b32,
+// bar.warp.sync, ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared}.b16,
+// and mma.sync.aligned.row.col: .m16n8k32 and .m16n8k16 .s32.{s8,u8}.{s8,u8}
+// .s32 (exact; wrapping, or .satfinite clamping) and .m16n8k8
+// .f32.tf32.tf32.f32, whose operands are truncated to tf32 (low 13 bits
+// ignored, as the hardware does) and whose D elements are the exact sum
+// c + sum a*b rounded once to float32 (nearest even): the ISA leaves the
+// accumulation order and rounding unspecified, so a GPU may differ in the
+// last bit(s). Fragment layouts and sources are in mma.go. Float (.f32/.f64, round to nearest even, subnormals
 // kept): add sub mul (with or without .rn) fma.rn mad.rn div.rn sqrt.rn
 // rcp.rn abs neg min max copysign testp. NaN results are the canonical
 // 0x7fffffff (.f32) / 0x7fff_ffff_ffff_ffff (.f64); abs/neg/copysign are
@@ -73,8 +98,9 @@
 //
 // # Rejected
 //
-// Warp-level primitives needing lockstep (shfl vote match activemask redux
-// bar.warp.sync elect, mma/wmma), call (device functions must be inlined),
+// match, redux, elect, stmatrix, wmma; shfl and vote without .sync; mma
+// shapes and types other than the three above (f16, bf16, f64, int4, b1,
+// fp8, .m8n8k*); cvt to .tf32; call (device functions must be inlined),
 // .ftz, .approx and div.full, directed rounding of arithmetic (.rz/.rm/.rp
 // on add/mul/fma/div/sqrt), f16/bf16 types, barriers other than 0 or with a
 // partial count, %clock/%smid-style nondeterministic special registers,
