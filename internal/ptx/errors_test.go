@@ -277,7 +277,7 @@ func TestContractionHazards(t *testing.T) {
 			t.Errorf("%s: got %v want %v", c.mul, got, c.want)
 		}
 	}
-	for _, name := range []string{"floatops", "shared", "dp4a", "misc"} {
+	for _, name := range []string{"floatops", "shared", "dp4a", "misc", "warp", "mma"} {
 		if h := loadModule(t, name).ContractionHazards(); len(h) != 0 {
 			t.Errorf("%s.ptx: contraction hazards at lines %v", name, h)
 		}
