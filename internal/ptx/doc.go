@@ -72,6 +72,12 @@
 // .shared and generic: add min max exch cas and or xor inc dec (add.f32/f64);
 // dp4a; bar.sync/barrier.sync 0; membar/fence (no-ops); bra; ret/exit;
 // predicated @p/@!p; 32-bit address registers for .shared and .local.
+// Float (.f32/.f64, round to nearest even, subnormals kept): add sub mul
+// (with or without .rn) fma.rn mad.rn div.rn sqrt.rn rcp.rn abs neg min max
+// copysign testp. NaN results are the canonical 0x7fffffff (.f32) /
+// 0x7fff_ffff_ffff_ffff (.f64); abs/neg/copysign are sign-bit operations;
+// min/max return the non-NaN operand and order -0 < +0.
+//
 // Warp level: shfl.sync.{up,down,bfly,idx}.b32 (with d|p), vote.sync
 // .all/.any/.uni.pred and .ballot.b32 (with !p), activemask.b32,
 // bar.warp.sync, ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared}.b16,
@@ -81,11 +87,7 @@
 // ignored, as the hardware does) and whose D elements are the exact sum
 // c + sum a*b rounded once to float32 (nearest even): the ISA leaves the
 // accumulation order and rounding unspecified, so a GPU may differ in the
-// last bit(s). Fragment layouts and sources are in mma.go. Float (.f32/.f64, round to nearest even, subnormals
-// kept): add sub mul (with or without .rn) fma.rn mad.rn div.rn sqrt.rn
-// rcp.rn abs neg min max copysign testp. NaN results are the canonical
-// 0x7fffffff (.f32) / 0x7fff_ffff_ffff_ffff (.f64); abs/neg/copysign are
-// sign-bit operations; min/max return the non-NaN operand and order -0 < +0.
+// last bit(s). Fragment layouts and their sources are in mma.go.
 //
 // Float contraction: ptxas fuses a plain mul.f32/.f64 (no .rn) feeding a
 // plain add/sub into one fma by default; this interpreter rounds each
