@@ -62,6 +62,21 @@ func TestKernelNames(t *testing.T) {
 	}
 }
 
+// TestModuleTargets: the modules' targets, which decide what a GPU loads
+// (int8_tc's tensor cores from compute capability 8.0).
+func TestModuleTargets(t *testing.T) {
+	names, texts := ptxModules()
+	want := map[string]int{"int8.ptx": 61, "int8_tc.ptx": 80, "train.ptx": 61}
+	for i, n := range names {
+		if got := ptxTarget(texts[i]); got != want[n] {
+			t.Errorf("%s: target sm_%d, want sm_%d", n, got, want[n])
+		}
+	}
+	if len(names) != len(want) {
+		t.Errorf("modules %v, want %d", names, len(want))
+	}
+}
+
 // TestNoGPU: on a machine without a GPU (CI), Open and Probe say why and
 // wrap ErrUnavailable; nothing panics or exits.
 func TestNoGPU(t *testing.T) {

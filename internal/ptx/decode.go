@@ -314,9 +314,14 @@ func (b *builder) src(o rawOp, t ptype) (int32, error) {
 		return r, nil
 	case rkImm:
 		if t.k == kPred {
-			v, err := parseImm(o.name, ptype{kU, 32})
-			if err != nil || v > 1 {
+			// LLVM writes true as -1 (an i1 of all ones): any nonzero
+			// integer is true.
+			v, err := parseImm(o.name, ptype{kS, 32})
+			if err != nil {
 				return 0, errAt(o.line, "bad predicate immediate %q", o.name)
+			}
+			if v != 0 {
+				v = 1
 			}
 			return b.constReg(ckImm, v)
 		}
