@@ -66,7 +66,7 @@ func TestKernelNames(t *testing.T) {
 // (int8_tc's tensor cores from compute capability 8.0).
 func TestModuleTargets(t *testing.T) {
 	names, texts := ptxModules()
-	want := map[string]int{"int8.ptx": 61, "int8_tc.ptx": 80, "train.ptx": 61}
+	want := map[string]int{"int8.ptx": 61, "int8_tc.ptx": 80, "train.ptx": 61, "train_tc.ptx": 80}
 	for i, n := range names {
 		if got := ptxTarget(texts[i]); got != want[n] {
 			t.Errorf("%s: target sm_%d, want sm_%d", n, got, want[n])

@@ -44,6 +44,7 @@ import (
 // several times faster on a GPU.
 type Blocks struct {
 	dev                 Device
+	tf32                bool // the products on tensor cores (SetTF32)
 	cfg                 worldmodel.Config
 	W, M, H, hd, S, L   int
 	per                 int           // floats of one block's parameters
@@ -132,7 +133,8 @@ func NewBlocks(d Device, cfg worldmodel.Config) (*Blocks, error) {
 		return nil, fmt.Errorf("cuda: blocks: %w", err)
 	}
 	W, M := cfg.Width(), cfg.MLP
-	b := &Blocks{dev: d, cfg: cfg, W: W, M: M, H: cfg.Heads, hd: cfg.HeadDim(), S: cfg.Slots, L: cfg.Layers}
+	b := &Blocks{dev: d, cfg: cfg, W: W, M: M, H: cfg.Heads, hd: cfg.HeadDim(), S: cfg.Slots, L: cfg.Layers,
+		tf32: d.Has("tr_gemm_nn_tc")}
 	b.size = [nTensors]int{W, W, W * 3 * W, 3 * W, W * W, W, W, W, W * M, M, M * W, W}
 	for k, n := range b.size {
 		b.off[k] = b.per
@@ -185,6 +187,30 @@ func (b *Blocks) all() []*buffer {
 // of the last Forward and Backward (a multiply-add counts two).
 func (b *Blocks) FLOPs() int64 { return b.flops }
 
+// SetTF32 makes the products run on tensor cores in TF32 (train_tc.cu;
+// GPUs of compute capability 8.0 and later), or in f32 FMA tiles (off).
+// NewBlocks turns it on when the device has the kernels. TF32 rounds each
+// product's inputs to 10 mantissa bits: TestBlocksTF32 states its
+// tolerance.
+func (b *Blocks) SetTF32(on bool) error {
+	if on && !b.dev.Has("tr_gemm_nn_tc") {
+		return fmt.Errorf("cuda: %s has no TF32 tensor-core kernels (compute capability 8.0 or later)", b.dev.Info())
+	}
+	b.tf32 = on
+	return nil
+}
+
+// TF32 reports whether the products run in TF32.
+func (b *Blocks) TF32() bool { return b.tf32 }
+
+// kern is the product kernel k in the precision in use.
+func (b *Blocks) kern(k string) string {
+	if b.tf32 {
+		return k + "_tc"
+	}
+	return k
+}
+
 // w and g are block l's tensor k in the device's parameters and gradients.
 func (b *Blocks) w(l, k int) Ptr { return b.wts.p + Ptr(4*(l*b.per+b.off[k])) }
 func (b *Blocks) g(l, k int) Ptr { return b.grads.p + Ptr(4*(l*b.per+b.off[k])) }
@@ -198,7 +224,7 @@ func fp(p Ptr, n int) Ptr { return p + Ptr(4*n) }
 // gemm launches kern (tr_gemm_nn, _tn or _nt): c (rows, cols; row stride
 // ldc) = op(x) op(y) [+ bias], inner dimension k.
 func (b *Blocks) gemm(run *launcher, kern string, c Ptr, ldc int, x Ptr, ldx int, y Ptr, ldy int, bias Ptr, rows, cols, k int) {
-	run.launch(kern, Dim3{blocks(cols, trGEMMTile), blocks(rows, trGEMMTile), 1}, Dim3{trGEMM, 1, 1}, 0,
+	run.launch(b.kern(kern), Dim3{blocks(cols, trGEMMTile), blocks(rows, trGEMMTile), 1}, Dim3{trGEMM, 1, 1}, 0,
 		a(c), i(ldc), a(x), i(ldx), a(y), i(ldy), a(bias), i(0), i(rows), i(cols), i(k))
 	b.flops += 2 * int64(rows) * int64(cols) * int64(k)
 }
@@ -224,7 +250,7 @@ func (b *Blocks) weightGrad(run *launcher, dw, x Ptr, in int, dy Ptr, out, rows 
 		b.gemm(run, "tr_gemm_tn", dw, out, x, in, dy, out, 0, in, out, rows)
 		return
 	}
-	run.launch("tr_gemm_tn_split", Dim3{blocks(out, trGEMMTile), blocks(in, trGEMMTile), uint32(n)}, Dim3{trGEMM, 1, 1}, 0,
+	run.launch(b.kern("tr_gemm_tn_split"), Dim3{blocks(out, trGEMMTile), blocks(in, trGEMMTile), uint32(n)}, Dim3{trGEMM, 1, 1}, 0,
 		a(b.split.p), a(x), i(in), a(dy), i(out), i(in), i(out), i(rows), i(kc))
 	b.final(run, dw, b.split.p, in*out, n, in*out)
 	b.flops += 2 * int64(in) * int64(out) * int64(rows)

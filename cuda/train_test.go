@@ -84,6 +84,7 @@ func trainEmu(t testing.TB) Device {
 	return d
 }
 
+// newBlocks is an engine with f32 products (TF32 off: the f32 parity).
 func newBlocks(t testing.TB, d Device, cfg worldmodel.Config) *Blocks {
 	t.Helper()
 	b, err := NewBlocks(d, cfg)
@@ -91,6 +92,9 @@ func newBlocks(t testing.TB, d Device, cfg worldmodel.Config) *Blocks {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
+	if err := b.SetTF32(false); err != nil {
+		t.Fatal(err)
+	}
 	return b
 }
 
@@ -107,6 +111,19 @@ const (
 	lossRel = 1e-5
 )
 
+// tolerance is a parity check's: gradients (relative to each tensor's
+// largest, plus an absolute floor), the loss (relative) and the weights
+// after the steps (relative to how far they moved).
+type tolerance struct{ grad, abs, loss, weights float64 }
+
+var (
+	f32Tol = tolerance{gradRel, gradAbs, lossRel, 1e-2}
+	// TF32 keeps 10 mantissa bits of each product input: gradients within
+	// 1% of each tensor's largest, the loss within 1e-4, the weights
+	// within 2% of their movement.
+	tf32Tol = tolerance{1e-2, 1e-6, 1e-4, 2e-2}
+)
+
 // TestBlocksGradParity: one step of the same model on the same batch, the
 // blocks on the CPU and on the emulator (dropout 0): the same loss within
 // lossRel, and every tensor's gradient within gradTol of the CPU's; then a
@@ -115,6 +132,17 @@ func TestBlocksGradParity(t *testing.T) {
 	cfg := tinyConfig(t, 0)
 	seqs := randomSeqs(rand.New(rand.NewPCG(3, 3)), &cfg, 4, 6)
 	stepParity(t, trainEmu(t), cfg, seqs, trainCfg, 3)
+}
+
+// TestBlocksTF32: the same with the products on (emulated) tensor cores in
+// TF32, against the CPU's f32, within tf32Tol; and the TF32 gradients are
+// not the f32 ones (the kernels really ran).
+func TestBlocksTF32(t *testing.T) {
+	cfg := tinyConfig(t, 0)
+	seqs := randomSeqs(rand.New(rand.NewPCG(3, 3)), &cfg, 4, 6)
+	if worst := stepParityTol(t, trainEmu(t), cfg, seqs, trainCfg, 3, true, tf32Tol); !(worst > 1e-5) {
+		t.Errorf("the TF32 gradients are within %.3g of f32's: the tensor-core kernels did not run", worst)
+	}
 }
 
 // TestBlocksGPU runs the parity check on a real GPU when one opens (never
@@ -135,6 +163,10 @@ func TestBlocksGPU(t *testing.T) {
 		tc := worldmodel.TrainConfig{Steps: 100, Batch: 8, Seed: 7}
 		t.Logf("%s on %s", preset, d.Info())
 		stepParity(t, d, cfg, seqs, tc, 3)
+		if d.Has("tr_gemm_nn_tc") {
+			t.Logf("%s, TF32", preset)
+			stepParityTol(t, d, cfg, seqs, tc, 3, true, tf32Tol)
+		}
 	}
 }
 
@@ -144,6 +176,16 @@ func TestBlocksGPU(t *testing.T) {
 // within gradTol of the CPU's, and after the steps the weights within 1%
 // of how far they moved.
 func stepParity(t *testing.T, d Device, cfg worldmodel.Config, seqs []worldmodel.Sequence, tc worldmodel.TrainConfig, steps int) {
+	t.Helper()
+	stepParityTol(t, d, cfg, seqs, tc, steps, false, f32Tol)
+}
+
+// stepParityTol returns the worst relative gradient difference of the
+// first step.
+
+// stepParityTol is stepParity with the products in TF32 or f32 and the
+// tolerance tol.
+func stepParityTol(t *testing.T, d Device, cfg worldmodel.Config, seqs []worldmodel.Sequence, tc worldmodel.TrainConfig, steps int, tf32 bool, tol tolerance) float64 {
 	t.Helper()
 	cpuM, devM := tinyTrainModel(t, cfg, 5), tinyTrainModel(t, cfg, 5)
 	w0 := slices.Clone(cpuM.Params().Data)
@@ -155,7 +197,12 @@ func stepParity(t *testing.T, d Device, cfg worldmodel.Config, seqs []worldmodel
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev.SetBlockEngine(newBlocks(t, d, cfg))
+	e := newBlocks(t, d, cfg)
+	if err := e.SetTF32(tf32); err != nil {
+		t.Fatal(err)
+	}
+	dev.SetBlockEngine(e)
+	worst := 0.0
 	for s := 1; s <= steps; s++ {
 		t0 := time.Now()
 		sc := cpu.Step()
@@ -166,13 +213,14 @@ func stepParity(t *testing.T, d Device, cfg worldmodel.Config, seqs []worldmodel
 			t.Fatal(err)
 		}
 		t.Logf("step %d: loss CPU %.7f (%.2fs), device %.7f (%.2fs)", s, sc.Loss, t1.Sub(t0).Seconds(), sg.Loss, t2.Sub(t1).Seconds())
-		if d := math.Abs(sc.Loss - sg.Loss); !(d <= lossRel*math.Abs(sc.Loss)) {
+		if d := math.Abs(sc.Loss - sg.Loss); !(d <= tol.loss*math.Abs(sc.Loss)) {
 			t.Errorf("step %d: loss %.8f on the device, %.8f on the CPU", s, sg.Loss, sc.Loss)
 		}
 		if s > 1 {
 			continue // the weights differ a little from here on
 		}
-		worst, worstName := checkGrads(t, cpuM.Params().Tensors, cpu.LastGrad(), dev.LastGrad(), true)
+		var worstName string
+		worst, worstName = checkGradsTol(t, cpuM.Params().Tensors, cpu.LastGrad(), dev.LastGrad(), true, tol)
 		t.Logf("worst relative gradient difference over every tensor: %.3g (%s)", worst, worstName)
 	}
 	// The weights after a few steps: the device's moved as the CPU's did.
@@ -184,9 +232,10 @@ func stepParity(t *testing.T, d Device, cfg worldmodel.Config, seqs []worldmodel
 	}
 	moved, apart = math.Sqrt(moved), math.Sqrt(apart)
 	t.Logf("after %d steps: the CPU's weights moved %.4g (L2), the device's are %.3g from them", steps, moved, apart)
-	if !(apart <= 1e-2*moved) {
-		t.Errorf("after %d steps the weights are %.3g apart, more than 1%% of the %.3g they moved", steps, apart, moved)
+	if !(apart <= tol.weights*moved) {
+		t.Errorf("after %d steps the weights are %.3g apart, more than %g of the %.3g they moved", steps, apart, tol.weights, moved)
 	}
+	return worst
 }
 
 func sq(x float64) float64 { return x * x }
@@ -233,6 +282,11 @@ func TestBlocksOddShapes(t *testing.T) {
 // the worst relative difference and its tensor; verbose logs the blocks'.
 func checkGrads(t *testing.T, ts []worldmodel.Tensor, want, got []float32, verbose bool) (float64, string) {
 	t.Helper()
+	return checkGradsTol(t, ts, want, got, verbose, f32Tol)
+}
+
+func checkGradsTol(t *testing.T, ts []worldmodel.Tensor, want, got []float32, verbose bool, tol tolerance) (float64, string) {
+	t.Helper()
 	worst, worstName := 0.0, ""
 	for _, tn := range ts {
 		c, g := want[tn.Off:tn.Off+tn.Size()], got[tn.Off:tn.Off+tn.Size()]
@@ -241,8 +295,8 @@ func checkGrads(t *testing.T, ts []worldmodel.Tensor, want, got []float32, verbo
 			mx = max(mx, math.Abs(float64(c[i])))
 			diff = max(diff, math.Abs(float64(c[i])-float64(g[i])))
 		}
-		if !(diff <= gradRel*mx+gradAbs) {
-			t.Errorf("%s: gradient differs by %.3g, max |grad| %.3g (tolerance %.3g)", tn.Name, diff, mx, gradRel*mx+gradAbs)
+		if !(diff <= tol.grad*mx+tol.abs) {
+			t.Errorf("%s: gradient differs by %.3g, max |grad| %.3g (tolerance %.3g)", tn.Name, diff, mx, tol.grad*mx+tol.abs)
 		}
 		if mx > 0 && diff/mx > worst {
 			worst, worstName = diff/mx, tn.Name

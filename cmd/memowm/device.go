@@ -112,7 +112,7 @@ func loadBundleOn(path, device, verb string, stderr io.Writer) (*model.Bundle, w
 
 // blockEngineOn returns the training engine for --device (nil: the CPU's
 // own blocks), where it runs, and a function that releases it.
-func blockEngineOn(device string, cfg worldmodel.Config, verb string, stderr io.Writer) (worldmodel.BlockEngine, string, func(), error) {
+func blockEngineOn(device string, tf32 bool, cfg worldmodel.Config, verb string, stderr io.Writer) (worldmodel.BlockEngine, string, func(), error) {
 	none := func() {}
 	var (
 		d   cuda.Device
@@ -142,7 +142,14 @@ func blockEngineOn(device string, cfg worldmodel.Config, verb string, stderr io.
 		d.Close()
 		return nil, "", none, err
 	}
-	return b, d.Info().String(), func() { b.Close(); d.Close() }, nil
+	if !tf32 {
+		b.SetTF32(false)
+	}
+	prec := "f32 products"
+	if b.TF32() {
+		prec = "TF32 products on tensor cores"
+	}
+	return b, d.Info().String() + ", " + prec, func() { b.Close(); d.Close() }, nil
 }
 
 const batchHelp = "episodes per predictor batch (default 8 on the CPU, 256 on a GPU: the GPU predicts\nthem all in one call; the file is the same whatever the batch)"

@@ -69,6 +69,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	minDelta := fs.Float64("min-delta", 0.001, "with --patience, the relative gain in held-out bits/transition that counts")
 	threads := fs.Int("threads", 0, "goroutines (0: all cores); the result does not depend on it (on the CPU)")
 	device := fs.String("device", "auto", "where the Transformer blocks of each step run: cpu; cuda (the first GPU; an error\nwithout one); auto (the GPU when one opens, else the CPU, saying once why);\nemulator (the GPU's kernels on the CPU: slow, for checks). The embeddings,\nheads, loss, optimizer and evaluations run on the CPU; a GPU's sums are in\nanother order, so its weights differ from the CPU's in the last bits")
+	tf32 := fs.Bool("tf32", true, "on a GPU of compute capability 8.0 or later, the blocks' products in TF32 on\ntensor cores (10-bit mantissas in, f32 sums); --tf32=false keeps them in f32")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	pos, err := parse(fs, args)
@@ -270,7 +271,7 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	m := tr.Model()
 	cfg := m.Config()
 	tc := tr.Config()
-	engine, onDevice, release, err := blockEngineOn(*device, cfg, "fit wm", stderr)
+	engine, onDevice, release, err := blockEngineOn(*device, *tf32, cfg, "fit wm", stderr)
 	if err != nil {
 		return err
 	}
