@@ -67,9 +67,13 @@ func TestKernelNames(t *testing.T) {
 func TestModuleTargets(t *testing.T) {
 	names, texts := ptxModules()
 	want := map[string]int{"int8.ptx": 61, "int8_tc.ptx": 80, "train.ptx": 61, "train_tc.ptx": 80}
+	driver := map[string]int{"int8.ptx": 9000, "int8_tc.ptx": 11000, "train.ptx": 9000, "train_tc.ptx": 11000}
 	for i, n := range names {
 		if got := ptxTarget(texts[i]); got != want[n] {
 			t.Errorf("%s: target sm_%d, want sm_%d", n, got, want[n])
+		}
+		if got := ptxDriver(texts[i]); got != driver[n] {
+			t.Errorf("%s: needs driver %d, want %d", n, got, driver[n])
 		}
 	}
 	if len(names) != len(want) {
@@ -284,5 +288,44 @@ func TestInt8Reuse(t *testing.T) {
 				t.Errorf("call %d history %d differs from the CPU", i, b)
 			}
 		}
+	}
+}
+
+// TestInt8Chunks: a batch larger than one call's rows is predicted in
+// chunks of whole histories, with the CPU's results.
+func TestInt8Chunks(t *testing.T) {
+	d := openEmu(t)
+	q := randomInt8(t, "tiny", 4)
+	g, err := NewInt8(d, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	c := q.Config()
+	g.chunkRows = c.MaxHistory * c.Slots // one full window per call at most
+	if rows, _ := g.chunk(); rows != c.MaxHistory*c.Slots {
+		t.Fatalf("chunk rows %d", rows)
+	}
+	hs := RandomHistories(c, 5, 6)
+	cpu, err := worldmodel.NewInt8CPU(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := cpu.Predict(nil, hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.Predict(nil, hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b := range want {
+		if !slices.Equal(got[b].Freq, want[b].Freq) || !slices.Equal(got[b].Mode, want[b].Mode) || !slices.Equal(got[b].Entropy, want[b].Entropy) {
+			t.Errorf("history %d differs from the CPU", b)
+		}
+	}
+	g.chunkRows = 0
+	if rows, hists := g.chunk(); rows < c.MaxHistory*c.Slots || hists < 1 {
+		t.Errorf("default chunk: %d rows, %d histories", rows, hists)
 	}
 }

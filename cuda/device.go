@@ -110,6 +110,27 @@ var (
 	targetRE = regexp.MustCompile(`(?m)^\.target sm_(\d+)`)
 )
 
+var versionRE = regexp.MustCompile(`(?m)^\.version (\d+)\.(\d+)`)
+
+// ptxDriver is the oldest driver (cuDriverGetVersion's number) that
+// JIT-compiles a module's PTX ISA version: 5.x needs CUDA 9.0, 6.x 10.0,
+// and from 7.0 on ISA m.n came with CUDA (m+4).n.
+func ptxDriver(ptx string) int {
+	m := versionRE.FindStringSubmatch(ptx)
+	if m == nil {
+		return 0
+	}
+	maj, _ := strconv.Atoi(m[1])
+	mnr, _ := strconv.Atoi(m[2])
+	switch {
+	case maj >= 7:
+		return (maj+4)*1000 + mnr*10
+	case maj == 6:
+		return 10000
+	}
+	return 9000
+}
+
 // ptxTarget is a module's target compute capability (61 for sm_61).
 func ptxTarget(ptx string) int {
 	m := targetRE.FindStringSubmatch(ptx)

@@ -3,8 +3,10 @@
 package cuda
 
 import (
+	"bytes"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -56,7 +58,11 @@ func loadDriver() (*driverAPI, error) {
 	apiOnce.Do(func() {
 		lib, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_GLOBAL)
 		if err != nil {
-			apiErr = fmt.Errorf("no CUDA driver: %v", err)
+			if strings.Contains(err.Error(), "cannot open shared object file") {
+				apiErr = fmt.Errorf("no CUDA driver (libcuda.so.1 not found)")
+			} else {
+				apiErr = fmt.Errorf("no CUDA driver: %v", err)
+			}
 			return
 		}
 		a := &driverAPI{}
@@ -79,11 +85,17 @@ func loadDriver() (*driverAPI, error) {
 			{&a.getErrorName, "cuGetErrorName"}, {&a.getErrorString, "cuGetErrorString"},
 		}
 		for _, s := range syms {
-			if _, err := purego.Dlsym(lib, s.name); err != nil {
-				apiErr = fmt.Errorf("CUDA driver too old: it lacks %s", s.name)
-				return
+			name := s.name
+			if _, err := purego.Dlsym(lib, name); err != nil {
+				// Drivers before CUDA 11.0 have the first version only.
+				old, ok := strings.CutSuffix(name, "_v2")
+				if _, err2 := purego.Dlsym(lib, old); !ok || err2 != nil || name != "cuDevicePrimaryCtxRelease_v2" {
+					apiErr = fmt.Errorf("CUDA driver too old: it lacks %s", name)
+					return
+				}
+				name = old
 			}
-			purego.RegisterLibFunc(s.fn, lib, s.name)
+			purego.RegisterLibFunc(s.fn, lib, name)
 		}
 		api = a
 	})
@@ -108,6 +120,14 @@ func goString(p *byte) string {
 	var b []byte
 	for q := unsafe.Pointer(p); *(*byte)(q) != 0; q = unsafe.Add(q, 1) {
 		b = append(b, *(*byte)(q))
+	}
+	return string(b)
+}
+
+// cutNUL is b up to its first NUL (all of b without one).
+func cutNUL(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
 	}
 	return string(b)
 }
@@ -218,8 +238,8 @@ func openGPU(ordinal int, ptxs []string) (Device, error) {
 		return nil, err
 	}
 	for _, ptx := range ptxs {
-		if ptxTarget(ptx) > int(maj*10+mnr) {
-			continue // for newer GPUs: its kernels stay absent (Has)
+		if ptxTarget(ptx) > int(maj*10+mnr) || ptxDriver(ptx) > int(ver) {
+			continue // for newer GPUs or drivers: its kernels stay absent (Has)
 		}
 		if err := g.load(ptx); err != nil {
 			g.Close()
@@ -238,7 +258,7 @@ func (g *gpu) load(ptx string) error {
 	vals := []uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
 	var mod uintptr
 	if r := a.moduleLoadDataEx(&mod, cString(ptx), 2, &opts[0], &vals[0]); r != 0 {
-		return fmt.Errorf("%w: %s", a.check("cuModuleLoadDataEx", r), goString(&logBuf[0]))
+		return fmt.Errorf("%w: %s", a.check("cuModuleLoadDataEx", r), cutNUL(logBuf))
 	}
 	runtime.KeepAlive(logBuf)
 	g.mods = append(g.mods, mod)

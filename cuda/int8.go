@@ -38,6 +38,8 @@ type Int8 struct {
 	modeh []uint8
 	trace worldmodel.TraceFunc
 	gemmK string // the matrix product's kernel: GEMMs' kernel names
+
+	chunkRows int // tests: the rows of one call (0: chunk's own limits)
 }
 
 // GEMMs are the matrix-product kernels, by the names SetGEMM takes: dp4a

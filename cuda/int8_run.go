@@ -9,20 +9,61 @@ import (
 
 // Predict implements worldmodel.Predictor: the steps of
 // worldmodel.Int8CPU.forward, each a kernel of kernels/int8.cu over every
-// history of the batch.
+// history of the batch. A batch larger than one call's limits (chunk) is
+// predicted in consecutive chunks of whole histories.
 func (r *Int8) Predict(dst []worldmodel.Prediction, hs []worldmodel.History) ([]worldmodel.Prediction, error) {
 	x, start, err := r.cpu.InputTokens(r.xh, hs)
 	if err != nil {
 		return dst, err
 	}
 	r.xh = x
-	if len(hs) == 0 {
-		return dst[:0], nil
+	if cap(dst) < len(hs) {
+		dst = append(dst[:cap(dst)], make([]worldmodel.Prediction, len(hs)-cap(dst))...)
 	}
-	if err := r.forward(hs, start); err != nil {
-		return dst, err
+	dst = dst[:len(hs)]
+	W := r.cfg.Width()
+	maxRows, maxHist := r.chunk()
+	for lo := 0; lo < len(hs); {
+		hi := lo + 1
+		for hi < len(hs) && start[hi+1]-start[lo] <= maxRows && hi-lo < maxHist {
+			hi++
+		}
+		st := make([]int, hi-lo+1)
+		for b := range st {
+			st[b] = start[lo+b] - start[lo]
+		}
+		if err := r.forward(hs[lo:hi], st, x[start[lo]*W:start[hi]*W]); err != nil {
+			return dst, err
+		}
+		if err := r.results(dst[lo:hi]); err != nil {
+			return dst, err
+		}
+		lo = hi
 	}
-	return r.results(dst, len(hs))
+	return dst, nil
+}
+
+// chunk returns the most token rows and histories one call may hold: the
+// kernels' int32 indices, the product's grid (65,535 tiles of 64 rows),
+// and a budget of device memory (a quarter of the GPU's, 1 GiB when not
+// known) for the activations and the heads' tables.
+func (r *Int8) chunk() (rows, hists int) {
+	c := &r.cfg
+	W, M, J, C := c.Width(), c.MLP, c.Coords(), c.Codewords
+	wide := max(3*W, M)
+	rows = min(math.MaxInt32/wide, 65535*tileGEMM)
+	budget := int64(1) << 30
+	if m := r.dev.Info().Memory; m > 0 {
+		budget = int64(m / 4)
+	}
+	perRow := int64(4*W + W + M + 4*wide + 3*W + W + 12) // x, a8, h8, acc, qkv, att, qmap
+	rows = int(min(int64(rows), budget/2/perRow))
+	perHist := int64(J * C * 20) // lbuf, wbuf, freq
+	hists = int(max(1, min(budget/2/perHist, math.MaxInt32/int64(J*C))))
+	if r.chunkRows > 0 { // tests
+		rows = r.chunkRows
+	}
+	return max(rows, c.MaxHistory*c.Slots), hists
 }
 
 // ptrs and scalars as launch arguments
@@ -32,15 +73,14 @@ func i64(v int64) uint64 { return uint64(v) }
 
 func blocks(n, per int) uint32 { return uint32((n + per - 1) / per) }
 
-func (r *Int8) forward(hs []worldmodel.History, start []int) error {
+// forward runs one chunk: histories hs with token rows from start (from
+// 0) and their input tokens x.
+func (r *Int8) forward(hs []worldmodel.History, start []int, x []int32) error {
 	c := &r.cfg
 	d := r.dev
 	S, W, M, H, hd := c.Slots, c.Width(), c.MLP, c.Heads, c.HeadDim()
 	B := len(hs)
 	N, Nq, J, C := start[B], B*S, c.Coords(), c.Codewords
-	if int64(N)*int64(max(3*W, M)) > math.MaxInt32 || int64(B)*int64(J)*int64(C) > math.MaxInt32 {
-		return fmt.Errorf("cuda: a batch of %d histories is too large for one call", B)
-	}
 	for _, g := range []struct {
 		b *buffer
 		n int
@@ -72,7 +112,7 @@ func (r *Int8) forward(hs []worldmodel.History, start []int) error {
 	for _, w := range []struct {
 		p   Ptr
 		src []byte
-	}{{r.x.p, bytesOf(r.xh[:N*W])}, {r.qmap.p, bytesOf(r.qh)}, {r.qlast.p, bytesOf(r.ql)}, {r.prev.p, r.prevh}} {
+	}{{r.x.p, bytesOf(x[:N*W])}, {r.qmap.p, bytesOf(r.qh)}, {r.qlast.p, bytesOf(r.ql)}, {r.prev.p, r.prevh}} {
 		if err := d.Write(w.p, w.src); err != nil {
 			return err
 		}
@@ -170,13 +210,10 @@ func (r *Int8) elem(run *launcher, k string, out Ptr, L devLinear, rows int, gel
 	}
 }
 
-// results copies the tables, modes and entropies of B histories into dst.
-func (r *Int8) results(dst []worldmodel.Prediction, B int) ([]worldmodel.Prediction, error) {
-	J, C := r.cfg.Coords(), r.cfg.Codewords
-	if cap(dst) < B {
-		dst = append(dst[:cap(dst)], make([]worldmodel.Prediction, B-cap(dst))...)
-	}
-	dst = dst[:B]
+// results copies the tables, modes and entropies of the last chunk's
+// histories into dst (one per history).
+func (r *Int8) results(dst []worldmodel.Prediction) error {
+	J, C, B := r.cfg.Coords(), r.cfg.Codewords, len(dst)
 	freq := make([]uint32, B*J*C)
 	ent := make([]uint32, B*J)
 	r.modeh = append(r.modeh[:0], make([]uint8, B*J)...)
@@ -185,7 +222,7 @@ func (r *Int8) results(dst []worldmodel.Prediction, B int) ([]worldmodel.Predict
 		src Ptr
 	}{{bytesOf(freq), r.freq.p}, {r.modeh, r.modes.p}, {bytesOf(ent), r.ent.p}} {
 		if err := r.dev.Read(rd.dst, rd.src); err != nil {
-			return dst, err
+			return err
 		}
 	}
 	for b := range dst {
@@ -194,7 +231,7 @@ func (r *Int8) results(dst []worldmodel.Prediction, B int) ([]worldmodel.Predict
 		p.Mode = append(p.Mode[:0], r.modeh[b*J:(b+1)*J]...)
 		p.Entropy = append(p.Entropy[:0], ent[b*J:(b+1)*J]...)
 	}
-	return dst, nil
+	return nil
 }
 
 // SetTrace makes every Predict call f after each step with the step's

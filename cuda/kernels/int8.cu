@@ -330,24 +330,27 @@ GLOBAL void heads(u32* freq, u8* modes, u32* ent, i64* lbuf, u64* wbuf, const i1
   u64* w = wbuf + t * C;
   u32* f = freq + t * C;
   i64 mx = (i64)(1ULL << 63);
+  // The sums wrap as Go's int64 do (a bundle's Bias is not bounded): in
+  // u64, where C defines wrapping.
   for (int c = 0; c < C; c++) {
     const i16* e = emb + ((i64)j * C + c) * E;
-    i64 v = bias[(i64)j * C + c];
-    for (int d = 0; d < E; d++) v += (i64)((i32)piece[d] * (i32)e[d]);
-    l[c] = v;
-    if (v > mx) mx = v;
+    u64 v = (u64)bias[(i64)j * C + c];
+    for (int d = 0; d < E; d++) v += (u64)(i64)((i32)piece[d] * (i32)e[d]);
+    l[c] = (i64)v;
+    if ((i64)v > mx) mx = (i64)v;
   }
   u64 Z = 0;
   for (int c = 0; c < C; c++) {
-    u64 d = (u64)(mx - l[c]);
+    u64 d = (u64)mx - (u64)l[c];
     u64 idx = d < (1ULL << 32) ? (u64)mult_apply((i64)d, expM[j], (u32)expSh[j]) : mult_wide(d, expM[j], (u32)expSh[j]);
     u64 e = idx < 4096 ? (u64)expt[idx] : 0;
     w[c] = e;
     Z += e;
   }
-  i64 gv = copyb[j];
-  for (int d = 0; d < E; d++) gv += (i64)((i32)piece[d] * (i32)copyw[(i64)j * E + d]);
-  u64 gw = mult_wide((u64)(gv < 0 ? -gv : gv), gateM[j], (u32)gateSh[j]);
+  u64 gu = (u64)copyb[j];
+  for (int d = 0; d < E; d++) gu += (u64)(i64)((i32)piece[d] * (i32)copyw[(i64)j * E + d]);
+  i64 gv = (i64)gu;
+  u64 gw = mult_wide(gv < 0 ? 0ULL - gu : gu, gateM[j], (u32)gateSh[j]);
   i64 gi = (i64)(gw < 1024 ? gw : 1024);
   if (gv < 0) gi = -gi;
   u64 a = (u64)sigt[gi + 1024];
