@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/memowm/memowm/cuda"
@@ -38,7 +39,12 @@ func sayFallback(stderr io.Writer, verb string, err error) {
 		fallbackSaid.to = map[io.Writer]bool{}
 	}
 	fallbackSaid.to[stderr] = true
-	fmt.Fprintf(stderr, "%s: running on the CPU: %v\n", verb, err)
+	why := strings.TrimPrefix(err.Error(), cuda.ErrUnavailable.Error()+": ")
+	line := fmt.Sprintf("%s: no GPU, running on the CPU: %s", verb, why)
+	if len(line) > 80 {
+		line = fmt.Sprintf("%s: no GPU, running on the CPU:\n%s  %s", verb, strings.Repeat(" ", len(verb)), why)
+	}
+	fmt.Fprintln(stderr, line)
 }
 
 // predictorOn returns b's predictor on device, the device's description
@@ -82,6 +88,10 @@ func predictorOn(b *model.Bundle, device, verb string, stderr io.Writer) (worldm
 	p, err := cuda.NewInt8(d, b.Int8, worldmodel.WithPrecision(b.Precision))
 	if err != nil {
 		d.Close()
+		if device == "auto" { // e.g. too little device memory for the model
+			sayFallback(stderr, verb, err)
+			return cpu()
+		}
 		return nil, "", nil, err
 	}
 	desc := "cuda: " + d.Info().String()
@@ -140,6 +150,10 @@ func blockEngineOn(device string, tf32 bool, cfg worldmodel.Config, verb string,
 	b, err := cuda.NewBlocks(d, cfg)
 	if err != nil {
 		d.Close()
+		if device == "auto" {
+			sayFallback(stderr, verb, err)
+			return nil, "the CPU", none, nil
+		}
 		return nil, "", none, err
 	}
 	if !tf32 {

@@ -62,7 +62,7 @@ func runGPUInfo(args []string, stdout io.Writer) error {
 		return writeJSON(stdout, out)
 	}
 	if perr != nil {
-		fmt.Fprintf(stdout, "no GPU: %v\nmemowm runs on the CPU.\n", perr)
+		fmt.Fprintf(stdout, "no GPU: %s\nmemowm runs on the CPU.\n", strings.TrimPrefix(perr.Error(), cuda.ErrUnavailable.Error()+": "))
 		return nil
 	}
 	fmt.Fprintf(stdout, "GPU 0: %s\n", info)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/memowm/memowm/corpus"
+	"github.com/memowm/memowm/cuda"
 	"github.com/memowm/memowm/entropy"
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/opq"
@@ -80,6 +81,11 @@ func runFitWM(args []string, stdout, stderr io.Writer) error {
 	case "cpu", "cuda", "auto", "emulator":
 	default:
 		return usagef("--device %q: want cpu, cuda, auto or emulator", *device)
+	}
+	if *device == "cuda" { // before any work: the data, the quantizer
+		if _, err := cuda.Probe(); err != nil {
+			return fmt.Errorf("--device cuda: %w", err)
+		}
 	}
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
