@@ -39,10 +39,13 @@ func sayFallback(stderr io.Writer, verb string, err error) {
 		fallbackSaid.to = map[io.Writer]bool{}
 	}
 	fallbackSaid.to[stderr] = true
-	why := strings.TrimPrefix(err.Error(), cuda.ErrUnavailable.Error()+": ")
-	line := fmt.Sprintf("%s: no GPU, running on the CPU: %s", verb, why)
+	why := "the GPU cannot run it: " + err.Error()
+	if errors.Is(err, cuda.ErrUnavailable) {
+		why = "no GPU: " + strings.TrimPrefix(err.Error(), cuda.ErrUnavailable.Error()+": ")
+	}
+	line := fmt.Sprintf("%s: running on the CPU: %s", verb, why)
 	if len(line) > 80 {
-		line = fmt.Sprintf("%s: no GPU, running on the CPU:\n%s  %s", verb, strings.Repeat(" ", len(verb)), why)
+		line = fmt.Sprintf("%s: running on the CPU:\n%s  %s", verb, strings.Repeat(" ", len(verb)), why)
 	}
 	fmt.Fprintln(stderr, line)
 }
