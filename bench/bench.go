@@ -10,6 +10,7 @@ import (
 	"github.com/memowm/memowm/entropy"
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/opq"
+	"github.com/memowm/memowm/reader"
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
 )
@@ -64,6 +65,21 @@ type Options struct {
 	External bool
 	// Context cancels the external commands (nil: never cancelled).
 	Context context.Context
+	// Reader scores the answers of the distortion (nil: the bundle's
+	// reader), e.g. an external reader (reader.NewHTTP).
+	Reader reader.Reader
+}
+
+// scorer is the reader that measures distortion: opt's, else the
+// bundle's, else nil.
+func scorer(b *model.Bundle, opt Options) reader.Reader {
+	if opt.Reader != nil {
+		return opt.Reader
+	}
+	if b.Reader != nil {
+		return b.Reader
+	}
+	return nil
 }
 
 // Run benchmarks every row on eps (codes) with bundle b and predictor p.
@@ -153,12 +169,12 @@ func Run(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, opt
 	case b.Policy.Lossless():
 		gated.DeltaNLLBits = &zero
 		gated.Note = "the bundle's policy is lossless: no calibrated lambda yet"
-	case b.Reader == nil:
+	case scorer(b, opt) == nil:
 		gated.Note = "no reader in the bundle: distortion not measured"
 	case len(opt.Questions) == 0:
 		gated.Note = "no questions about these episodes: distortion not measured"
 	default:
-		d, n, err := distortion(b, eps, gated.recon, opt.Questions)
+		d, n, err := distortion(b, scorer(b, opt), eps, gated.recon, opt.Questions)
 		if err != nil {
 			return nil, err
 		}
@@ -278,7 +294,7 @@ func memoryRow(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episod
 
 // distortion is the mean, over the questions about eps, of the reader's
 // answer bits on the reconstructed state minus those on the complete one.
-func distortion(b *model.Bundle, eps []*trajectory.Episode, recon map[int64][][]uint8, qs []*trajectory.Question) (float64, int, error) {
+func distortion(b *model.Bundle, rd reader.Reader, eps []*trajectory.Episode, recon map[int64][][]uint8, qs []*trajectory.Question) (float64, int, error) {
 	byID := map[int64]*trajectory.Episode{}
 	for _, ep := range eps {
 		byID[ep.ID] = ep
@@ -303,11 +319,11 @@ func distortion(b *model.Bundle, eps []*trajectory.Episode, recon map[int64][][]
 	if len(used) == 0 {
 		return 0, 0, fmt.Errorf("bench: no question names an observation of these episodes")
 	}
-	a, err := b.Reader.Bits(nil, truth, used)
+	a, err := rd.Bits(nil, truth, used)
 	if err != nil {
 		return 0, 0, err
 	}
-	c, err := b.Reader.Bits(nil, rec, used)
+	c, err := rd.Bits(nil, rec, used)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -87,7 +87,7 @@ func Compare(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode,
 			c.ExactRecovery = float64(recovered) / float64(omitted)
 		}
 		if b.Reader != nil && len(qs) > 0 {
-			d, _, err := distortion(b, eps, recon, qs)
+			d, _, err := distortion(b, b.Reader, eps, recon, qs)
 			if err != nil {
 				return nil, err
 			}

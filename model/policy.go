@@ -37,6 +37,10 @@ type Policy struct {
 	Marginal  []uint32 `json:"marginal,omitempty"` // per coordinate: marginal error rate, Q16
 	Impact    []uint64 `json:"impact,omitempty"`   // per coordinate: task impact V_j, Q32 bits
 	Prior     string   `json:"prior,omitempty"`    // risk: what g(H) was measured on: "" or "wm", or "mix"
+	// Reader names the external reader (reader.HTTPReader's Name,
+	// "http:URL") the impacts were measured with; "" for the bundle's own
+	// probe.
+	Reader string `json:"reader,omitempty"`
 }
 
 // Policy kinds.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/memowm/memowm/bench"
 	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/reader"
 	"github.com/memowm/memowm/trajectory"
 )
 
@@ -35,6 +36,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	md := fs.Bool("md", false, "print the table as Markdown")
 	batch := fs.Int("batch", 8, batchHelp)
 	device := deviceFlag(fs)
+	readerURL := readerFlag(fs)
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	external := fs.Bool("external", true, "also run the xz and zstd commands found on PATH as general-purpose rows (--external=false: only the in-process ones)")
 	cmpH := fs.Float64("compare-min-entropy", 0, "also compare fills and histories with the rule 'omit when H < BITS' (0: with the bundle's policy, if it omits anything)")
@@ -58,6 +60,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	defer release()
 	gpuBatch(fs, batch, devName)
 	warnUntrained(stderr, "bench", *bundlePath, b)
+	var rd reader.Reader
+	if *readerURL != "" {
+		if rd, _, err = scorerOf(b, *readerURL); err != nil {
+			return err
+		}
+	}
 	eps, err := readCodesFrom(b, *in)
 	if err != nil {
 		return err
@@ -82,7 +90,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	start := time.Now()
-	rep, err := bench.Run(b, p, eps, bench.Options{Batch: *batch, Questions: qs, Dir: scratch, External: *external, Context: ctx, Progress: func(name string) {
+	rep, err := bench.Run(b, p, eps, bench.Options{Batch: *batch, Questions: qs, Dir: scratch, External: *external, Context: ctx, Reader: rd, Progress: func(name string) {
 		if !*quiet {
 			fmt.Fprintf(stderr, "bench: %s (%.1f s)\n", name, time.Since(start).Seconds())
 		}

@@ -169,8 +169,12 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 	epochs := fs.Int("epochs", d.Epochs, "at most this many passes over the questions")
 	seed := fs.Uint64("seed", d.Seed, "seed of the split, initialisation and shuffles")
 	probePath := fs.String("probe", "", "take this trained probe file instead of training one; --in TRAJ is then the evaluation set")
+	readerURL := readerFlag(fs)
 	if err := sf.check(fs, args); err != nil {
 		return err
+	}
+	if *readerURL != "" && *probePath != "" {
+		return usagef("--reader and --probe are two readers: give one")
 	}
 	b, _, err := loadBundle(*sf.bundle)
 	if err != nil {
@@ -180,6 +184,26 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 	data, err := loadCalib(b, *sf.in)
 	if err != nil {
 		return err
+	}
+	if *readerURL != "" {
+		// An external reader: evaluated on TRAJ; the bundle is written as
+		// it is (the later stages take --reader too, and the risk stage
+		// records it in the policy).
+		rd, name, err := scorerOf(b, *readerURL)
+		if err != nil {
+			return err
+		}
+		ev, err := reader.Evaluate(rd, data.states, data.qs)
+		if err != nil {
+			return err
+		}
+		if err := b.Save(*sf.out); err != nil {
+			return err
+		}
+		text := sf.text(stdout)
+		fmt.Fprintf(text, "reader: %s (external)\n", name)
+		printEvaluation(text, fmt.Sprintf("%s (%d questions)", *sf.in, len(data.qs)), ev)
+		return sf.finish(stdout, b, map[string]any{"stage": "reader", "reader": name, "questions": len(data.qs), "evaluation": evaluationJSON(ev)})
 	}
 	if *probePath != "" {
 		probe, err := reader.Load(*probePath)
@@ -253,6 +277,7 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	loopEps := fs.Int("loop-episodes", 0, "episodes of --in for --impact loop (0: all)")
 	check := fs.String("check", "", "held-out trajectories: compare the damage of the lowest-V_j coordinates with random sets of the same size")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
+	readerURL := readerFlag(fs)
 	if err := sf.check(fs, args); err != nil {
 		return err
 	}
@@ -273,8 +298,9 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	warnUntrained(stderr, "fit", *sf.bundle, b)
-	if b.Reader == nil {
-		return fmt.Errorf("%s has no reader: run 'memowm fit --stage reader' first", *sf.bundle)
+	sc, scName, err := scorerOf(b, *readerURL)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *sf.bundle, err)
 	}
 	data, err := loadCalib(b, *sf.in)
 	if err != nil {
@@ -294,13 +320,13 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	text := sf.text(stdout)
 	switch *signMode {
 	case "loop":
-		if v, damage, err = loopImpacts(b, p, nb, cal, data, *loopEps, *batch, *sf.quiet, text, stderr); err != nil {
+		if v, damage, err = loopImpacts(b, sc, p, nb, cal, data, *loopEps, *batch, *sf.quiet, text, stderr); err != nil {
 			return err
 		}
 		what = fmt.Sprintf("%d questions, %d closed-loop slot omissions", len(data.qs), len(v)/b.OPQ.Subspaces())
 	case "mean", "abs":
 		last := time.Now()
-		im, err := risk.Impact(b.OPQ, b.Reader, items, func(done, total int) {
+		im, err := risk.Impact(b.OPQ, sc, items, func(done, total int) {
 			if !*sf.quiet && (done == total || time.Since(last) > 5*time.Second) {
 				last = time.Now()
 				fmt.Fprintf(stderr, "fit risk: counterfactuals of %d/%d questions (%.1f s)\n", done, total, time.Since(start).Seconds())
@@ -317,6 +343,7 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	}
 	b.Policy = risk.Policy(cal, *minCount, v)
 	b.Policy.Prior = *priorFlag
+	b.Policy.Reader = scName
 	if err := b.Save(*sf.out); err != nil {
 		return err
 	}
@@ -332,7 +359,7 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 		len(data.eps), what, time.Since(start).Seconds(), priorDistribution(*priorFlag), cal.ErrorRate())
 	printRiskPolicy(text, b.Policy, cal)
 	if *check != "" {
-		rows, err := checkImpact(text, b, p, nb, *check, v, *batch)
+		rows, err := checkImpact(text, b, sc, p, nb, *check, v, *batch)
 		if err != nil {
 			return err
 		}
@@ -397,7 +424,7 @@ func collectItems(p worldmodel.Predictor, nb *codec.Neighbours, data *calibData,
 // calibration episodes (every coordinate of the slot omitted at every step)
 // and spreads it over the slot's coordinates by their error rates
 // (risk.GroupImpacts).
-func loopImpacts(b *model.Bundle, p worldmodel.Predictor, nb *codec.Neighbours, cal *risk.Calibration, data *calibData, n, batch int, quiet bool, stdout, stderr io.Writer) (impact, damage []float64, err error) {
+func loopImpacts(b *model.Bundle, sc reader.Reader, p worldmodel.Predictor, nb *codec.Neighbours, cal *risk.Calibration, data *calibData, n, batch int, quiet bool, stdout, stderr io.Writer) (impact, damage []float64, err error) {
 	eps := data.eps
 	if n > 0 && n < len(eps) {
 		eps = eps[:n]
@@ -407,7 +434,7 @@ func loopImpacts(b *model.Bundle, p worldmodel.Predictor, nb *codec.Neighbours, 
 		return nil, nil, err
 	}
 	start := time.Now()
-	setup := &calib.Setup{P: p, Q: b.OPQ, Scorer: b.Reader, Episodes: eps, Questions: data.qs, Batch: batch, Mix: nb,
+	setup := &calib.Setup{P: p, Q: b.OPQ, Scorer: sc, Episodes: eps, Questions: data.qs, Batch: batch, Mix: nb,
 		Progress: func(pt calib.Point) {
 			if !quiet {
 				fmt.Fprintf(stderr, "fit risk: slot %2.0f omitted in closed loop: |change| %.4f bits, D %+.4f bits, rate %.1f bits/obs (%.1f s)\n",
@@ -443,7 +470,7 @@ func loopImpacts(b *model.Bundle, p worldmodel.Predictor, nb *codec.Neighbours, 
 // checkImpact compares, on held-out trajectories, the damage of omitting at
 // once the coordinates with the lowest V_j (5%, 10%, 20%) with that of random
 // sets of the same size (the mean of 5 seeded draws).
-func checkImpact(w io.Writer, b *model.Bundle, p worldmodel.Predictor, nb *codec.Neighbours, path string, v []float64, batch int) ([]map[string]any, error) {
+func checkImpact(w io.Writer, b *model.Bundle, sc reader.Reader, p worldmodel.Predictor, nb *codec.Neighbours, path string, v []float64, batch int) ([]map[string]any, error) {
 	data, err := loadCalib(b, path)
 	if err != nil {
 		return nil, err
@@ -462,13 +489,13 @@ func checkImpact(w io.Writer, b *model.Bundle, p worldmodel.Predictor, nb *codec
 	fmt.Fprintf(w, "held-out check on %s (%d questions): damage of omitting the lowest-V_j coordinates vs random sets\n", path, len(items))
 	for _, frac := range []float64{0.05, 0.10, 0.20} {
 		k := int(frac * float64(len(v)))
-		low, err := risk.SetDamage(b.OPQ, b.Reader, items, order[:k])
+		low, err := risk.SetDamage(b.OPQ, sc, items, order[:k])
 		if err != nil {
 			return nil, err
 		}
 		var rnd float64
 		for r := 0; r < 5; r++ {
-			d, err := risk.SetDamage(b.OPQ, b.Reader, items, rng.Perm(len(v))[:k])
+			d, err := risk.SetDamage(b.OPQ, sc, items, rng.Perm(len(v))[:k])
 			if err != nil {
 				return nil, err
 			}
@@ -574,6 +601,7 @@ func runFitLambda(args []string, stdout, stderr io.Writer) error {
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
 	baselines := fs.Bool("baselines", false, "also tune the gating baselines at the same epsilon and print the table")
 	refine := fs.Int("refine", 6, "bisections of the parameter where the distortion crosses epsilon")
+	readerURL := readerFlag(fs)
 	if err := sf.check(fs, args); err != nil {
 		return err
 	}
@@ -585,8 +613,19 @@ func runFitLambda(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	warnUntrained(stderr, "fit", *sf.bundle, b)
-	if b.Reader == nil || b.Policy.Kind != model.Risk {
-		return fmt.Errorf("%s needs a reader and a risk policy: run the reader and risk stages first", *sf.bundle)
+	if b.Policy.Kind != model.Risk {
+		return fmt.Errorf("%s needs a risk policy: run the reader and risk stages first", *sf.bundle)
+	}
+	sc, scName, err := scorerOf(b, *readerURL)
+	if err != nil {
+		return fmt.Errorf("%s: %w", *sf.bundle, err)
+	}
+	if scName != b.Policy.Reader {
+		was := "the bundle's probe"
+		if b.Policy.Reader != "" {
+			was = b.Policy.Reader
+		}
+		return usagef("%s's impacts were measured with %s: lambda must be calibrated with the same reader (--reader)", *sf.bundle, was)
 	}
 	data, err := loadCalib(b, *sf.in)
 	if err != nil {
@@ -601,7 +640,7 @@ func runFitLambda(args []string, stdout, stderr io.Writer) error {
 			len(data.qs), len(data.qs))
 	}
 	start := time.Now()
-	setup := &calib.Setup{P: p, Q: b.OPQ, Scorer: b.Reader, Episodes: data.eps, Questions: data.qs, Batch: *batch, Mix: nb,
+	setup := &calib.Setup{P: p, Q: b.OPQ, Scorer: sc, Episodes: data.eps, Questions: data.qs, Batch: *batch, Mix: nb,
 		Progress: func(pt calib.Point) {
 			if !*sf.quiet {
 				fmt.Fprintf(stderr, "fit lambda: %-11s %-10.4g rate %8.1f bits/obs, D %+.4f bits, kept %5.1f%% (%.1f s)\n",
@@ -710,6 +749,7 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 	device := fs.String("device", "auto", "where the world model's training blocks run: cpu, cuda, auto or emulator (see 'fit --stage wm -h')")
 	opqPath := fs.String("opq", "", "quantizer file (default: fit one on TRAIN)")
 	probe := fs.String("probe", "", "trained reader probe (default: train one on TRAIN)")
+	readerURL := readerFlag(fs)
 	epsilon := fs.Float64("epsilon", 0.05, "largest |D| allowed, in bits per answer")
 	baselines := fs.Bool("baselines", false, "also tune the gating baselines")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
@@ -748,9 +788,9 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 		args []string
 	}{
 		{"wm", runFitWM, append([]string{"--in", *in, "--out", wm, "--preset", *preset, "--steps", fmt.Sprint(*steps), "--opq", *opqPath, "--device", *device}, qf...)},
-		{"reader", runFitReader, append([]string{"--model", wm, "--in", *in, "--out", rd, "--probe", *probe}, qf...)},
-		{"risk", runFitRisk, append([]string{"--model", rd, "--in", *calibPath, "--out", rk}, qf...)},
-		{"lambda", runFitLambda, append([]string{"--model", rk, "--in", *calibPath, "--out", *out, "--epsilon", fmt.Sprint(*epsilon), fmt.Sprintf("--baselines=%v", *baselines)}, qf...)},
+		{"reader", runFitReader, append([]string{"--model", wm, "--in", *in, "--out", rd, "--probe", *probe, "--reader", *readerURL}, qf...)},
+		{"risk", runFitRisk, append([]string{"--model", rd, "--in", *calibPath, "--out", rk, "--reader", *readerURL}, qf...)},
+		{"lambda", runFitLambda, append([]string{"--model", rk, "--in", *calibPath, "--out", *out, "--epsilon", fmt.Sprint(*epsilon), fmt.Sprintf("--baselines=%v", *baselines), "--reader", *readerURL}, qf...)},
 	}
 	if !*asJSON {
 		for _, s := range stages {
