@@ -12,16 +12,21 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memowm/memowm/trajectory"
 )
 
-// The external reader protocol, version 1.
+// The external reader protocol (docs/reader-protocol.md is the full text;
+// reader/reference/server.py is a worked example using only Python's
+// standard library).
 //
-// For every (state, question) pair, HTTPReader POSTs one JSON object
-// (Content-Type: application/json) to its URL:
+// Version 1: for every (state, question) pair, HTTPReader POSTs one JSON
+// object (Content-Type: application/json) to its URL:
 //
 //	{
 //	  "version":  1,
@@ -48,15 +53,25 @@ import (
 // bits = (logsumexp(logprobs) - logprobs[answer]) / ln 2, the answer's loss
 // under a softmax over the choices. Other fields are ignored.
 //
+// Version 2 (BatchProtocolVersion, the default: WithBatch) carries up to
+// WithBatch items in one POST, each a version-1 request object without
+// "version", and the reader answers one result per item, in order:
+//
+//	{"version": 2, "items": [ {"episode": 3, ..., "state": {...}}, ... ]}
+//	{"results": [ {"bits": 0.37}, {"logprobs": [-2.1, -0.1]}, ... ]}
+//
 // Status 408, 429 and 5xx, timeouts and connection errors are retried with
-// exponential backoff; the error after the last attempt wraps ErrUnavailable.
-// Any other status, a body that is not JSON, a missing field, both fields, a
-// negative bits value or logprobs of the wrong length wrap ErrResponse.
+// exponential backoff, a whole request (a whole batch) at a time; the error
+// after the last attempt wraps ErrUnavailable. Any other status, a body that
+// is not JSON, a missing field, both fields, a negative bits value, logprobs
+// of the wrong length, a results list of the wrong length or a result that is
+// not an object wrap ErrResponse, naming the result's index and its question.
 const ProtocolVersion = 1
 
 // Request is the JSON body HTTPReader sends.
 type Request struct {
-	Version  int          `json:"version"`
+	// Version is ProtocolVersion; 0 (omitted) in the items of a batch.
+	Version  int          `json:"version,omitempty"`
 	Episode  int64        `json:"episode"`
 	Step     int          `json:"step"`
 	Kind     string       `json:"kind"`
@@ -150,7 +165,7 @@ func WithHTTPClient(c *http.Client) HTTPOption {
 		if c == nil {
 			return fmt.Errorf("%w: nil client", ErrConfig)
 		}
-		r.client = c
+		r.client, r.ownClient = c, false
 		return nil
 	}
 }
@@ -171,8 +186,9 @@ func WithShape(slots, dim int) HTTPOption {
 	}
 }
 
-// WithParallel sets how many requests Bits and BitsEdits keep in flight.
-// Default 1.
+// WithParallel sets how many requests (batches, with WithBatch above 1)
+// Bits and BitsEdits keep in flight. The results are the same, in the same
+// order, whatever n is. Default 1.
 func WithParallel(n int) HTTPOption {
 	return func(r *HTTPReader) error {
 		if n < 1 {
@@ -187,48 +203,122 @@ func WithParallel(n int) HTTPOption {
 // protocol above). It is safe for concurrent use.
 type HTTPReader struct {
 	url        string
+	name       string
 	client     *http.Client
+	ownClient  bool // client was made by NewHTTP, not given by WithHTTPClient
 	timeout    time.Duration
 	retries    int
 	backoff    time.Duration
 	jsonState  bool
 	slots, dim int
 	parallel   int
+	batch      int
+	explicit   bool        // batch was set by WithBatch: no fallback to version 1
+	v1only     atomic.Bool // the reader refused a version-2 batch and answered version 1
 }
 
 const maxBackoff = 10 * time.Second
 
-// maxResponse bounds the body read from an external reader.
-const maxResponse = 1 << 20
+// maxResponse bounds the body read from an external reader for one
+// version-1 request; a batch may add maxItemResponse per item.
+const (
+	maxResponse     = 1 << 20
+	maxItemResponse = 64 << 10
+)
 
-// NewHTTP returns a reader that POSTs to rawURL (http or https).
+// NewHTTP returns a reader that POSTs to rawURL, an http or https URL with a
+// host (for example http://127.0.0.1:8080/score). A URL that is not one is
+// refused with an error wrapping ErrConfig that says what is wrong with it.
+// The defaults: shape trajectory.DefaultShape, batches of DefaultBatch items
+// (protocol version 2; WithBatch(1) speaks version 1), one request in flight,
+// a 30 s timeout per attempt, 3 retries from 250 ms of backoff. Without
+// WithBatch, a reader that refuses the first version-2 batch (a 4xx status
+// other than 408 and 429, or a version-1 answer) and then answers its items
+// in version 1 is spoken to in version 1 from then on (see Protocol).
 func NewHTTP(rawURL string, opts ...HTTPOption) (*HTTPReader, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: reader URL %q is not an http(s) URL", ErrConfig, rawURL)
+	name, err := checkURL(rawURL)
+	if err != nil {
+		return nil, err
 	}
-	r := &HTTPReader{url: rawURL, client: &http.Client{}, timeout: 30 * time.Second, retries: 3,
-		backoff: 250 * time.Millisecond, slots: trajectory.DefaultShape.Slots, dim: trajectory.DefaultShape.Dim, parallel: 1}
+	r := &HTTPReader{url: rawURL, name: name, ownClient: true, timeout: 30 * time.Second, retries: 3,
+		backoff: 250 * time.Millisecond, slots: trajectory.DefaultShape.Slots, dim: trajectory.DefaultShape.Dim,
+		parallel: 1, batch: DefaultBatch}
 	for _, o := range opts {
 		if err := o(r); err != nil {
 			return nil, err
 		}
 	}
+	if r.ownClient {
+		// Keep one idle connection per request in flight, not the default 2.
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = max(r.parallel, 2)
+		r.client = &http.Client{Transport: t}
+	}
 	return r, nil
 }
 
-// Name is "http:" and the URL.
-func (r *HTTPReader) Name() string { return "http:" + r.url }
+// checkURL says what is wrong with a reader URL, or returns the reader's
+// name: "http:" and the URL, its password (if any) masked.
+func checkURL(rawURL string) (string, error) {
+	bad := func(why string) error {
+		return fmt.Errorf("%w: reader URL %q is not an http(s) URL: %s (want e.g. http://127.0.0.1:8080/)", ErrConfig, rawURL, why)
+	}
+	if strings.TrimSpace(rawURL) == "" {
+		return "", fmt.Errorf("%w: reader URL is empty (want e.g. http://127.0.0.1:8080/)", ErrConfig)
+	}
+	u, err := url.Parse(rawURL)
+	switch {
+	case err != nil:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		if !strings.Contains(rawURL, "://") {
+			return "", bad(err.Error() + "; a host and port need http:// in front")
+		}
+		return "", bad(err.Error())
+	case u.Scheme == "":
+		return "", bad("no scheme")
+	case u.Scheme != "http" && u.Scheme != "https":
+		if u.Opaque != "" { // "localhost:8080" parses as scheme "localhost"
+			return "", bad(fmt.Sprintf("scheme %q (a host and port need http:// in front)", u.Scheme))
+		}
+		return "", bad(fmt.Sprintf("scheme %q", u.Scheme))
+	case u.Host == "" || u.Hostname() == "":
+		return "", bad("no host")
+	case u.Fragment != "":
+		return "", bad("a #fragment is never sent")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return "", bad(fmt.Sprintf("port %s outside 1..65535", p))
+		}
+	}
+	if _, ok := u.User.Password(); ok {
+		return "http:" + u.Redacted(), nil
+	}
+	return "http:" + rawURL, nil
+}
+
+// Name is "http:" and the URL (with any password masked), which identifies
+// the server in what is measured with it. It does not depend on the batch
+// size or the options: they do not change the bits.
+func (r *HTTPReader) Name() string { return r.name }
 
 // Shape is the state geometry sent.
 func (r *HTTPReader) Shape() (slots, dim int) { return r.slots, r.dim }
 
-// Bits implements Reader with one request per pair.
+// Bits implements Reader: one version-1 request per pair with WithBatch(1),
+// else version-2 batches of consecutive pairs. The bits do not depend on the
+// batch size or WithParallel (for a reader that answers each item alone).
 func (r *HTTPReader) Bits(dst []float64, states [][]float32, qs []*trajectory.Question) ([]float64, error) {
 	if len(states) != len(qs) {
 		return nil, fmt.Errorf("%w: %d states for %d questions", ErrShape, len(states), len(qs))
 	}
 	dst = grow(dst, len(qs))
+	if r.batch > 1 {
+		return dst, r.bitsBatched(dst, states, qs)
+	}
 	err := r.run(len(qs), func(i int) error {
 		b, err := r.Score(context.Background(), states[i], qs[i])
 		dst[i] = b
@@ -240,7 +330,8 @@ func (r *HTTPReader) Bits(dst []float64, states [][]float32, qs []*trajectory.Qu
 	return dst, err
 }
 
-// BitsEdits implements Reader by sending each edited state in full.
+// BitsEdits implements Reader by sending each edited state in full, an item
+// per edit (batched like Bits).
 func (r *HTTPReader) BitsEdits(dst []float64, base []float32, q *trajectory.Question, edits []SlotEdit) ([]float64, error) {
 	if err := checkState(base, r.slots, r.dim, "base state"); err != nil {
 		return nil, err
@@ -251,10 +342,11 @@ func (r *HTTPReader) BitsEdits(dst []float64, base []float32, q *trajectory.Ques
 		}
 	}
 	dst = grow(dst, len(edits))
+	if r.batch > 1 {
+		return dst, r.editsBatched(dst, base, q, edits)
+	}
 	err := r.run(len(edits), func(k int) error {
-		x := append([]float32(nil), base...)
-		copy(x[edits[k].Slot*r.dim:], edits[k].Values)
-		b, err := r.Score(context.Background(), x, q)
+		b, err := r.Score(context.Background(), r.edited(base, edits[k]), q)
 		dst[k] = b
 		if err != nil {
 			return fmt.Errorf("%w (edit %d)", err, k)
@@ -262,6 +354,13 @@ func (r *HTTPReader) BitsEdits(dst []float64, base []float32, q *trajectory.Ques
 		return nil
 	})
 	return dst, err
+}
+
+// edited returns a copy of base with e applied.
+func (r *HTTPReader) edited(base []float32, e SlotEdit) []float32 {
+	x := append([]float32(nil), base...)
+	copy(x[e.Slot*r.dim:], e.Values)
+	return x
 }
 
 // run calls fn(i) for i < n with up to r.parallel in flight and returns the
@@ -290,17 +389,17 @@ func firstErr(errs []error) error {
 	return nil
 }
 
-// Score asks the external reader for the answer bits of q given state, with
-// retries. ctx bounds all attempts together.
-func (r *HTTPReader) Score(ctx context.Context, state []float32, q *trajectory.Question) (float64, error) {
+// request makes the request item for (state, q), without its version, and
+// returns the answer's index.
+func (r *HTTPReader) request(state []float32, q *trajectory.Question) (Request, int, error) {
 	if err := checkState(state, r.slots, r.dim, "state"); err != nil {
-		return 0, err
+		return Request{}, 0, err
 	}
 	ans, err := answerIndex(q)
 	if err != nil {
-		return 0, err
+		return Request{}, 0, err
 	}
-	req := Request{Version: ProtocolVersion, Episode: q.Episode, Step: q.Step, Kind: q.Kind, Subject: q.Subject,
+	req := Request{Episode: q.Episode, Step: q.Step, Kind: q.Kind, Subject: q.Subject,
 		Question: q.Text, Choices: q.Choices, Answer: q.Answer, State: RequestState{Slots: r.slots, Dim: r.dim}}
 	if r.jsonState {
 		req.State.Values = state
@@ -311,78 +410,101 @@ func (r *HTTPReader) Score(ctx context.Context, state []float32, q *trajectory.Q
 		}
 		req.State.Encoding, req.State.Data = "f32le-base64", base64.StdEncoding.EncodeToString(b)
 	}
+	return req, ans, nil
+}
+
+// Score asks the external reader for the answer bits of q given state in one
+// version-1 request, with retries. ctx bounds all attempts together.
+func (r *HTTPReader) Score(ctx context.Context, state []float32, q *trajectory.Question) (float64, error) {
+	req, ans, err := r.request(state, q)
+	if err != nil {
+		return 0, err
+	}
+	req.Version = ProtocolVersion
 	body, err := json.Marshal(&req)
 	if err != nil {
 		return 0, fmt.Errorf("reader: encoding request: %w", err)
 	}
+	var bits float64
+	err = r.do(ctx, body, maxResponse, "", func(data []byte) (err error) {
+		bits, err = parseResponse(data, ans, len(q.Choices), "body")
+		return err
+	})
+	return bits, err
+}
+
+// do POSTs body with retries and hands a 200 answer to parse, whose error
+// wraps ErrResponse and is not retried. limit bounds the answer's length;
+// hint is added to a non-retryable status's error.
+func (r *HTTPReader) do(ctx context.Context, body []byte, limit int, hint string, parse func([]byte) error) error {
 	wait := r.backoff
 	var last error
 	for attempt := 0; attempt <= r.retries; attempt++ {
 		if attempt > 0 {
 			select {
 			case <-ctx.Done():
-				return 0, fmt.Errorf("%w: %s: %w (after %d attempts; last: %w)", ErrUnavailable, r.url, ctx.Err(), attempt, last)
+				return fmt.Errorf("%w: %s: %w (after %d attempts; last: %w)", ErrUnavailable, r.url, ctx.Err(), attempt, last)
 			case <-time.After(wait):
 			}
 			wait = min(2*wait, maxBackoff)
 		}
-		bits, retry, err := r.attempt(ctx, body, ans, len(q.Choices))
+		data, retry, err := r.attempt(ctx, body, limit, hint)
 		if err == nil {
-			return bits, nil
+			if err := parse(data); err != nil {
+				return fmt.Errorf("%w: %s: %w", ErrResponse, r.url, err)
+			}
+			return nil
 		}
 		if !retry {
-			return 0, err
+			return err
 		}
 		last = err
 	}
-	return 0, fmt.Errorf("%w: %s: %d attempts failed, last: %w", ErrUnavailable, r.url, r.retries+1, last)
+	return fmt.Errorf("%w: %s: %d attempts failed, last: %w", ErrUnavailable, r.url, r.retries+1, last)
 }
 
-// attempt sends one request; retry says whether a failure is worth another
-// attempt.
-func (r *HTTPReader) attempt(ctx context.Context, body []byte, ans, choices int) (bits float64, retry bool, err error) {
+// attempt sends one request and returns a 200 answer's body; retry says
+// whether a failure is worth another attempt.
+func (r *HTTPReader) attempt(ctx context.Context, body []byte, limit int, hint string) (data []byte, retry bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
 	if err != nil {
-		return 0, false, fmt.Errorf("reader: %w", err)
+		return nil, false, fmt.Errorf("reader: %w", err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	resp, err := r.client.Do(hreq)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return 0, true, fmt.Errorf("timeout after %v: %w", r.timeout, err)
+			return nil, true, fmt.Errorf("timeout after %v: %w", r.timeout, err)
 		}
-		return 0, true, err // connection errors
+		return nil, true, err // connection errors
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	data, err = io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
-			return 0, true, fmt.Errorf("timeout after %v reading the response: %w", r.timeout, err)
+			return nil, true, fmt.Errorf("timeout after %v reading the response: %w", r.timeout, err)
 		}
-		return 0, true, fmt.Errorf("reading the response: %w", err)
+		return nil, true, fmt.Errorf("reading the response: %w", err)
 	}
 	switch {
 	case resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		return 0, true, fmt.Errorf("status %s: %s", resp.Status, snippet(data))
+		return nil, true, fmt.Errorf("status %s: %s", resp.Status, snippet(data))
 	case resp.StatusCode != http.StatusOK:
-		return 0, false, fmt.Errorf("%w: %s: status %s: %s", ErrResponse, r.url, resp.Status, snippet(data))
-	case len(data) > maxResponse:
-		return 0, false, fmt.Errorf("%w: %s: response longer than %d bytes", ErrResponse, r.url, maxResponse)
+		return nil, false, refusedError{fmt.Errorf("%w: %s: status %s: %s%s", ErrResponse, r.url, resp.Status, snippet(data), hint)}
+	case len(data) > limit:
+		return nil, false, fmt.Errorf("%w: %s: response longer than %d bytes", ErrResponse, r.url, limit)
 	}
-	bits, err = parseResponse(data, ans, choices)
-	if err != nil {
-		return 0, false, fmt.Errorf("%w: %s: %s", ErrResponse, r.url, err)
-	}
-	return bits, false, nil
+	return data, false, nil
 }
 
-// parseResponse turns a 200 body into the answer's bits.
-func parseResponse(data []byte, ans, choices int) (float64, error) {
+// parseResponse turns a response object (a version-1 body, or one result of
+// a batch; noun names it in errors) into the answer's bits.
+func parseResponse(data []byte, ans, choices int, noun string) (float64, error) {
 	var resp Response
 	if err := json.Unmarshal(data, &resp); err != nil {
-		return 0, fmt.Errorf("body is not a JSON response object (%v): %s", err, snippet(data))
+		return 0, fmt.Errorf("%s is not a JSON response object (%v): %s", noun, err, snippet(data))
 	}
 	switch {
 	case resp.Bits != nil && resp.LogProbs != nil:
@@ -411,8 +533,16 @@ func parseResponse(data []byte, ans, choices int) (float64, error) {
 		}
 		return (mx + math.Log(s) - lp[ans]) / math.Ln2, nil
 	}
-	return 0, fmt.Errorf(`response has neither "bits" nor "logprobs": %s`, snippet(data))
+	return 0, fmt.Errorf(`%s has neither "bits" nor "logprobs": %s`, noun, snippet(data))
 }
+
+// refusedError is a non-retryable status, or a version-1 answer to a
+// version-2 request: what a reader that speaks only version 1 answers a
+// batch with.
+type refusedError struct{ err error }
+
+func (e refusedError) Error() string { return e.err.Error() }
+func (e refusedError) Unwrap() error { return e.err }
 
 func snippet(b []byte) string {
 	const n = 120
