@@ -472,19 +472,19 @@ func TestHTTPReaderBatchInputs(t *testing.T) {
 
 func TestHTTPReaderConfig(t *testing.T) {
 	for u, want := range map[string]string{
-		"":                     "empty",
-		"  ":                   "empty",
-		"ftp://x":              `scheme "ftp"`,
-		"localhost:80":         "need http:// in front",
-		"127.0.0.1:8080":       "cannot contain colon; a host and port need http:// in front",
-		"http://":              "no host",
-		"http://:8080/":        "no host",
-		"/score":               "no scheme",
-		"http://h:0/":          "port 0 outside",
-		"http://h:99999/":      "port 99999 outside",
-		"http://h/x#frag":      "fragment",
-		"http://h:x/":          "invalid port",
-		"http://[::1/":         "missing ']'",
+		"":                 "empty",
+		"  ":               "empty",
+		"ftp://x":          `scheme "ftp"`,
+		"localhost:80":     "need http:// in front",
+		"127.0.0.1:8080":   "cannot contain colon; a host and port need http:// in front",
+		"http://":          "no host",
+		"http://:8080/":    "no host",
+		"/score":           "no scheme",
+		"http://h:0/":      "port 0 outside",
+		"http://h:99999/":  "port 99999 outside",
+		"http://h/x#frag":  "fragment",
+		"http://h:x/":      "invalid port",
+		"http://[::1/":     "missing ']'",
 		"https://h/\x00/": "invalid control character",
 	} {
 		_, err := NewHTTP(u)
