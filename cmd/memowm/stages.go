@@ -750,6 +750,8 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 	opqPath := fs.String("opq", "", "quantizer file (default: fit one on TRAIN)")
 	probe := fs.String("probe", "", "trained reader probe (default: train one on TRAIN)")
 	readerURL := readerFlag(fs)
+	impact := fs.String("impact", "loop", "the risk stage's V_j: loop (closed-loop slot omission), mean or abs (single-coordinate counterfactuals); see 'fit --stage risk -h'")
+	riskCalib := fs.String("risk-calib", "", "measure the risk tables on these trajectories and calibrate lambda on --calib alone\n(default: both on --calib, which lets lambda fit the same questions the impacts came from)")
 	epsilon := fs.Float64("epsilon", 0.05, "largest |D| allowed, in bits per answer")
 	baselines := fs.Bool("baselines", false, "also tune the gating baselines")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
@@ -769,9 +771,16 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 	if *quiet {
 		q = []string{"--quiet"}
 	}
-	wm, rd, rk := *out+".wm", *out+".reader", *out+".risk"
+	if *impact != "loop" && *impact != "mean" && *impact != "abs" {
+		return usagef("--impact %q: want loop, mean or abs", *impact)
+	}
+	riskIn := *calibPath
+	if *riskCalib != "" {
+		riskIn = *riskCalib
+	}
+		wm, rd, rk := *out+".wm", *out+".reader", *out+".risk"
 	for _, p := range []string{*out, wm, rd, rk} {
-		if err := checkOutput(p, outStage, *force, input{"--in", *in}, input{"--calib", *calibPath}, input{"--opq", *opqPath}, input{"--probe", *probe}); err != nil {
+		if err := checkOutput(p, outStage, *force, input{"--in", *in}, input{"--calib", *calibPath}, input{"--risk-calib", *riskCalib}, input{"--opq", *opqPath}, input{"--probe", *probe}); err != nil {
 			return err
 		}
 	}
@@ -789,7 +798,7 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 	}{
 		{"wm", runFitWM, append([]string{"--in", *in, "--out", wm, "--preset", *preset, "--steps", fmt.Sprint(*steps), "--opq", *opqPath, "--device", *device}, qf...)},
 		{"reader", runFitReader, append([]string{"--model", wm, "--in", *in, "--out", rd, "--probe", *probe, "--reader", *readerURL}, qf...)},
-		{"risk", runFitRisk, append([]string{"--model", rd, "--in", *calibPath, "--out", rk, "--reader", *readerURL}, qf...)},
+		{"risk", runFitRisk, append([]string{"--model", rd, "--in", riskIn, "--out", rk, "--reader", *readerURL, "--impact", *impact}, qf...)},
 		{"lambda", runFitLambda, append([]string{"--model", rk, "--in", *calibPath, "--out", *out, "--epsilon", fmt.Sprint(*epsilon), fmt.Sprintf("--baselines=%v", *baselines), "--reader", *readerURL}, qf...)},
 	}
 	if !*asJSON {

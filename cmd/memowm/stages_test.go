@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestStagesAndBench runs every later fit stage and bench on a small sim
@@ -179,5 +180,47 @@ func TestFitAll(t *testing.T) {
 	}
 	if code, o, _ := memowm(t, "inspect", "--json", out); code != 0 || !strings.Contains(o, st.Lambda.SHA256) {
 		t.Fatalf("the JSON's sha256 %s is not the bundle's: %s", st.Lambda.SHA256, o)
+	}
+}
+
+// TestFitAllSplit: --risk-calib measures the risk tables on their own
+// trajectories and --impact reaches the risk stage; a bad --impact is
+// refused before any training.
+func TestFitAllSplit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a model and a reader")
+	}
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	mustRun(t,
+		[]string{"sim", "--episodes", "5", "--steps", "12", "--dim", "32", "--out", p("t.arrow"), "--quiet"},
+		[]string{"sim", "--episodes", "3", "--steps", "12", "--dim", "32", "--seed", "9", "--out", p("r.arrow"), "--quiet"},
+	)
+	start := time.Now()
+	if code, _, errs := memowm(t, "fit", "--stage", "all", "--in", p("t.arrow"), "--calib", p("t.arrow"), "--out", p("x.mwb"),
+		"--preset", "tiny", "--steps", "3", "--impact", "sum"); code != 2 || !strings.Contains(errs, `--impact "sum"`) || time.Since(start) > 5*time.Second {
+		t.Fatalf("--impact sum: %d %s (%v)", code, errs, time.Since(start))
+	}
+	code, o, errs := memowm(t, "fit", "--stage", "all", "--in", p("t.arrow"), "--calib", p("t.arrow"), "--risk-calib", p("r.arrow"),
+		"--out", p("all.mwb"), "--preset", "tiny", "--steps", "3", "--epsilon", "0.5", "--impact", "mean", "--json", "--quiet")
+	var sum struct {
+		Stages struct {
+			Risk struct {
+				Episodes   int    `json:"episodes"`
+				ImpactMode string `json:"impact_mode"`
+			} `json:"risk"`
+			Lambda struct {
+				Episodes int `json:"episodes"`
+			} `json:"lambda"`
+		} `json:"stages"`
+	}
+	if code != 0 || json.Unmarshal([]byte(o), &sum) != nil {
+		t.Fatalf("fit --stage all --risk-calib: %d\n%s%s", code, o, errs)
+	}
+	if sum.Stages.Risk.Episodes != 3 || sum.Stages.Risk.ImpactMode != "mean" {
+		t.Errorf("the risk stage ran on %d episodes with impact %q, want 3 (--risk-calib) and mean", sum.Stages.Risk.Episodes, sum.Stages.Risk.ImpactMode)
+	}
+	if sum.Stages.Lambda.Episodes != 0 && sum.Stages.Lambda.Episodes != 5 {
+		t.Errorf("the lambda stage ran on %d episodes, want --calib's 5", sum.Stages.Lambda.Episodes)
 	}
 }
