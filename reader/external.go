@@ -17,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/memowm/memowm/trajectory"
 )
@@ -66,6 +68,8 @@ import (
 // is not JSON, a missing field, both fields, a negative bits value, logprobs
 // of the wrong length, a results list of the wrong length or a result that is
 // not an object wrap ErrResponse, naming the result's index and its question.
+// A reader should answer a request it cannot read with 400 and
+// {"error": "what is wrong"}: the error shows that string.
 const ProtocolVersion = 1
 
 // Request is the JSON body HTTPReader sends.
@@ -490,9 +494,9 @@ func (r *HTTPReader) attempt(ctx context.Context, body []byte, limit int, hint s
 	}
 	switch {
 	case resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		return nil, true, fmt.Errorf("status %s: %s", resp.Status, snippet(data))
+		return nil, true, fmt.Errorf("status %s: %s", resp.Status, errorText(data))
 	case resp.StatusCode != http.StatusOK:
-		return nil, false, refusedError{fmt.Errorf("%w: %s: status %s: %s%s", ErrResponse, r.url, resp.Status, snippet(data), hint)}
+		return nil, false, refusedError{fmt.Errorf("%w: %s: status %s: %s%s", ErrResponse, r.url, resp.Status, errorText(data), hint)}
 	case len(data) > limit:
 		return nil, false, fmt.Errorf("%w: %s: response longer than %d bytes", ErrResponse, r.url, limit)
 	}
@@ -544,10 +548,48 @@ type refusedError struct{ err error }
 func (e refusedError) Error() string { return e.err.Error() }
 func (e refusedError) Unwrap() error { return e.err }
 
+// snippet shows the start of a body in an error message: its text, cut at
+// 200 bytes, with anything unprintable escaped ("(empty body)" if none).
 func snippet(b []byte) string {
-	const n = 120
-	if len(b) > n {
-		return fmt.Sprintf("%q...", b[:n])
+	const n = 200
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "(empty body)"
 	}
-	return fmt.Sprintf("%q", b)
+	cut := len(s) > n
+	if cut {
+		k := n
+		for k > n-utf8.UTFMax && !utf8.RuneStart(s[k]) {
+			k-- // not in the middle of a rune
+		}
+		s = s[:k]
+	}
+	var sb strings.Builder
+	for _, r := range s {
+		switch {
+		case r == utf8.RuneError:
+			sb.WriteString(`\ufffd`)
+		case unicode.IsPrint(r):
+			sb.WriteRune(r)
+		default:
+			q := strconv.QuoteRune(r)
+			sb.WriteString(q[1 : len(q)-1])
+		}
+	}
+	if cut {
+		sb.WriteString("...")
+	}
+	return sb.String()
+}
+
+// errorText shows a refused request's body: the "error" string of a JSON
+// object with one (the protocol's advice for a 4xx), else snippet.
+func errorText(b []byte) string {
+	var e struct {
+		Error *string `json:"error"`
+	}
+	if json.Unmarshal(b, &e) == nil && e.Error != nil && *e.Error != "" {
+		return snippet([]byte(*e.Error))
+	}
+	return snippet(b)
 }

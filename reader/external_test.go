@@ -385,7 +385,7 @@ func TestHTTPReaderBadBatchResponses(t *testing.T) {
 		"results object": {200, `{"results": {"bits": 1}}`, `"results" is not a JSON array`},
 		"too few":        {200, `{"results": [` + good + `,` + good + `]}`, `"results" has 2 entries for 3 items (questions 4..6)`},
 		"too many":       {200, `{"results": [` + good + `,` + good + `,` + good + `,` + good + `]}`, `has 4 entries for 3 items`},
-		"number item":    {200, `{"results": [` + good + `, 2.5, ` + good + `]}`, `results[1] (question 5) is not a JSON object: "2.5"`},
+		"number item":    {200, `{"results": [` + good + `, 2.5, ` + good + `]}`, `results[1] (question 5) is not a JSON object: 2.5 (questions 4..6)`},
 		"null item":      {200, `{"results": [` + good + `,` + good + `, null]}`, `results[2] (question 6) is not a JSON object`},
 		"empty item":     {200, `{"results": [` + good + `, {}, ` + good + `]}`, `results[1] (question 5): result has neither "bits" nor "logprobs"`},
 		"short logprobs": {200, `{"results": [{"logprobs": [0, 1]},` + good + `,` + good + `]}`, `results[0] (question 4): "logprobs" has 2 values for 3 choices`},
@@ -520,5 +520,23 @@ func TestHTTPReaderConfig(t *testing.T) {
 	states, qs := toyData(1, 1)
 	if _, err := r.Bits(nil, states, qs); !errors.Is(err, ErrShape) {
 		t.Fatalf("wrong shape: %v", err)
+	}
+}
+
+// Bodies in error messages are readable and safe: the server's "error"
+// string for a refused request, control characters escaped, cut short.
+func TestHTTPReaderSnippet(t *testing.T) {
+	for body, want := range map[string]string{
+		``:                                    "(empty body)",
+		"  busy\n":                            "busy",
+		`{"error": "items[2]: \"answer\" x"}`: `items[2]: "answer" x`,
+		`{"error": 5}`:                        `{"error": 5}`,
+		"a\x1b[31mb\tc\xffd":                  `a\x1b[31mb\tc\ufffdd`,
+		strings.Repeat("é", 150):              strings.Repeat("é", 100) + "...",
+		strings.Repeat("x", 199) + "é":        strings.Repeat("x", 199) + "...",
+	} {
+		if got := errorText([]byte(body)); got != want {
+			t.Errorf("%q: %q, want %q", body, got, want)
+		}
 	}
 }

@@ -249,6 +249,7 @@ func TestReferenceReader(t *testing.T) {
 			!strings.Contains(err.Error(), "is 2 x 32; this reader reads 4 x 16") {
 			t.Errorf("batch %d, wrong shape: %v", batch, err)
 		}
+		t.Logf("batch %d: %v", batch, err)
 		if batch > 1 && !strings.Contains(err.Error(), "items[0]: ") {
 			t.Errorf("batch %d: %v does not name the item", batch, err)
 		}
