@@ -201,7 +201,7 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		text := sf.text(stdout)
-		fmt.Fprintf(text, "reader: %s (external)\n", name)
+		fmt.Fprintf(text, "reader: %s (external)\n", *readerURL)
 		printEvaluation(text, fmt.Sprintf("%s (%d questions)", *sf.in, len(data.qs)), ev)
 		return sf.finish(stdout, b, map[string]any{"stage": "reader", "reader": name, "questions": len(data.qs), "evaluation": evaluationJSON(ev)})
 	}
@@ -254,11 +254,18 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 }
 
 func printEvaluation(w io.Writer, title string, ev reader.Evaluation) {
-	fmt.Fprintf(w, "%s: accuracy %.1f%% (chance %.1f%%), %.3f bits per answer (chance %.3f)\n",
-		title, 100*ev.All.Accuracy, 100*ev.All.ChanceAccuracy, ev.All.MeanBits, ev.All.ChanceBits)
+	// A reader that names no choice (an external one) has no accuracy.
+	acc := func(a float64) string {
+		if math.IsNaN(a) {
+			return "  n/a"
+		}
+		return fmt.Sprintf("%5.1f%%", 100*a)
+	}
+	fmt.Fprintf(w, "%s: accuracy %s (chance %.1f%%), %.3f bits per answer (chance %.3f)\n",
+		title, strings.TrimSpace(acc(ev.All.Accuracy)), 100*ev.All.ChanceAccuracy, ev.All.MeanBits, ev.All.ChanceBits)
 	for _, k := range ev.Kinds {
-		fmt.Fprintf(w, "  %-10s %4d questions: accuracy %5.1f%% (chance %5.1f%%), %.3f bits (chance %.3f)\n",
-			k.Kind, k.N, 100*k.Accuracy, 100*k.ChanceAccuracy, k.MeanBits, k.ChanceBits)
+		fmt.Fprintf(w, "  %-10s %4d questions: accuracy %s (chance %5.1f%%), %.3f bits (chance %.3f)\n",
+			k.Kind, k.N, acc(k.Accuracy), 100*k.ChanceAccuracy, k.MeanBits, k.ChanceBits)
 	}
 }
 
@@ -616,6 +623,9 @@ func runFitLambda(args []string, stdout, stderr io.Writer) error {
 	if b.Policy.Kind != model.Risk {
 		return fmt.Errorf("%s needs a risk policy: run the reader and risk stages first", *sf.bundle)
 	}
+	if b.Policy.Reader != "" && *readerURL == "" {
+		return usagef("%s's impacts were measured with %s: lambda must be calibrated with the same reader (--reader URL)", *sf.bundle, b.Policy.Reader)
+	}
 	sc, scName, err := scorerOf(b, *readerURL)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *sf.bundle, err)
@@ -778,7 +788,7 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 	if *riskCalib != "" {
 		riskIn = *riskCalib
 	}
-		wm, rd, rk := *out+".wm", *out+".reader", *out+".risk"
+	wm, rd, rk := *out+".wm", *out+".reader", *out+".risk"
 	for _, p := range []string{*out, wm, rd, rk} {
 		if err := checkOutput(p, outStage, *force, input{"--in", *in}, input{"--calib", *calibPath}, input{"--risk-calib", *riskCalib}, input{"--opq", *opqPath}, input{"--probe", *probe}); err != nil {
 			return err
