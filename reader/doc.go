@@ -33,7 +33,10 @@
 //
 //   - HTTPReader, an adapter for a reader of the user's own (for example an LLM
 //     behind a local endpoint), speaking the JSON protocol documented in
-//     external.go, with a timeout and retries.
+//     external.go (version 1, one question per request) and external_batch.go
+//     (version 2, batches; a server that refuses the first batch is spoken to
+//     in version 1), with a timeout and retries; docs/reader-protocol.md for
+//     users, reader/reference/server.py a worked example of the server side.
 //
 // Single-coordinate counterfactuals change one slot of a decoded state (a code
 // j belongs to slot j / Subspaces, and OPQ's rotation acts within a slot), so
