@@ -178,35 +178,21 @@ var Families = []string{"memowm", "static-e", "uniform-v", "uncertainty", "rando
 // come back ordered by decreasing rate.
 func (s *Setup) Sweep(family string, base model.Policy, errRate float64, seed uint64, epsilon float64, refine int) ([]Point, error) {
 	var grid []float64
-	var keeper func(param float64) codec.Keeper
 	geometric := false
 	switch family {
 	case "memowm", "static-e", "uniform-v":
-		pol := base
-		switch family {
-		case "static-e":
-			pol = staticE(base, errRate)
-		case "uniform-v":
-			pol = uniformV(base)
-		}
 		grid, geometric = LambdaGrid(), true
-		keeper = func(l float64) codec.Keeper { return pol.WithLambda(Q32(l)) }
 	case "uncertainty":
 		bits := math.Log2(float64(s.P.Config().Codewords))
 		for tau := 0.0; tau <= bits+1e-9; tau += bits / 12 {
 			grid = append(grid, tau)
 		}
-		keeper = func(tau float64) codec.Keeper {
-			return model.Policy{Kind: model.MinEntropy, MinEntropyQ16: Q16(tau)}
-		}
 	case "random":
 		grid = []float64{1, 0.95, 0.9, 0.8, 0.6, 0.4, 0.2, 0.1, 0.05, 0}
-		keeper = func(prob float64) codec.Keeper {
-			return &randomKeeper{threshold: uint64(prob * (1 << 32)), state: seed}
-		}
 	default:
 		return nil, fmt.Errorf("calib: unknown family %q (want one of %v)", family, Families)
 	}
+	keeper := func(param float64) codec.Keeper { return KeeperOf(family, param, base, errRate, seed) }
 	var out []Point
 	inside := func(p Point) bool { return math.Abs(p.Distortion) <= epsilon }
 	for _, g := range grid {
@@ -244,6 +230,31 @@ func (s *Setup) Sweep(family string, base model.Policy, errRate float64, seed ui
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Rate > out[j].Rate })
 	return out, nil
+}
+
+// KeeperOf is family's gating rule at param: memowm, static-e and
+// uniform-v are base's risk policy (static-e with one error rate errRate,
+// uniform-v with one impact) at lambda param; uncertainty keeps a
+// coordinate when its entropy is at least param bits; random keeps one with
+// probability param, from a stream seeded by seed (in call order). An
+// unknown family gives nil.
+func KeeperOf(family string, param float64, base model.Policy, errRate float64, seed uint64) codec.Keeper {
+	switch family {
+	case "memowm", "static-e", "uniform-v":
+		pol := base
+		switch family {
+		case "static-e":
+			pol = staticE(base, errRate)
+		case "uniform-v":
+			pol = uniformV(base)
+		}
+		return pol.WithLambda(Q32(param))
+	case "uncertainty":
+		return model.Policy{Kind: model.MinEntropy, MinEntropyQ16: Q16(param)}
+	case "random":
+		return &randomKeeper{threshold: uint64(param * (1 << 32)), state: seed}
+	}
+	return nil
 }
 
 // staticE is the risk policy with one error rate for every bin and

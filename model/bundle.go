@@ -50,6 +50,9 @@ type Bundle struct {
 	// not recorded, as in bundles written before it was). See Training and
 	// CheckTrained.
 	Training *Training
+	// Baselines are the gating baselines calibrated beside lambda (nil
+	// unless 'fit --stage lambda --baselines' ran): for bench.
+	Baselines []Baseline
 
 	hash [32]byte // SHA-256 of the file bytes; set by Bytes, Read, Save, Load
 	// legacySeconds: the header held the training time (a bundle written
@@ -70,6 +73,19 @@ type fileHeader struct {
 	// Its "seconds" and "prior_seconds" appear only in bundles written
 	// before the provenance sidecar took them.
 	Training *Training `json:"training,omitempty"`
+	// Baselines are the gating baselines calibrated beside lambda; absent
+	// unless 'fit --stage lambda --baselines' ran.
+	Baselines []Baseline `json:"baselines,omitempty"`
+}
+
+// Baseline is a gating baseline's parameter calibrated beside lambda on the
+// same questions (fit --stage lambda --baselines): bench runs each on its
+// episodes next to the bundle's policy. It is not part of the policy (a
+// memory file never uses it).
+type Baseline struct {
+	Family    string  `json:"family"`               // calib.Families: static-e, uniform-v, uncertainty or random
+	Param     float64 `json:"param"`                // its parameter at |D| <= epsilon on the calibration set
+	ErrorRate float64 `json:"error_rate,omitempty"` // static-e's single error rate
 }
 
 // Check reports whether the parts of b fit together.
@@ -170,7 +186,7 @@ func (b *Bundle) header() fileHeader {
 		c.Seconds, c.PriorSeconds = 0, 0
 		tr = &c
 	}
-	return fileHeader{Profile: b.Profile, Precision: b.Precision, Policy: b.Policy, Preset: b.Model.Config().Preset, Training: tr}
+	return fileHeader{Profile: b.Profile, Precision: b.Precision, Policy: b.Policy, Preset: b.Model.Config().Preset, Training: tr, Baselines: b.Baselines}
 }
 
 // WriteTo writes b in the bundle format and sets its hash.

@@ -86,7 +86,7 @@ func read(r io.Reader, avail int64) (*Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Bundle{Profile: h.Profile, Precision: h.Precision, Policy: h.Policy, Training: h.Training,
+	b := &Bundle{Profile: h.Profile, Precision: h.Precision, Policy: h.Policy, Training: h.Training, Baselines: h.Baselines,
 		legacySeconds: h.Training != nil && (h.Training.Seconds != 0 || h.Training.PriorSeconds != 0)}
 	part := func(name string, after int, read func(io.Reader) error) error {
 		var l [8]byte

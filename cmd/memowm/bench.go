@@ -114,6 +114,17 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The gating baselines calibrated beside lambda, on these episodes.
+	var gatings []bench.Comparison
+	if len(b.Baselines) > 0 && b.Policy.Kind == model.Risk && !b.Policy.Lossless() {
+		sc := rd
+		if sc == nil && b.Reader != nil {
+			sc = b.Reader
+		}
+		if gatings, err = bench.Gatings(b, p, eps, qs, sc, *batch); err != nil {
+			return err
+		}
+	}
 	if st, err := os.Stat(*bundlePath); err == nil && rep.Observations > 0 {
 		rep.BundleBytes = st.Size()
 		rep.QuantizerBytes, _ = b.OPQ.WriteTo(io.Discard)
@@ -126,8 +137,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			*bench.Report
 			CompareRule string             `json:"compare_rule,omitempty"`
 			Compare     []bench.Comparison `json:"compare,omitempty"`
+			Baselines   []bench.Comparison `json:"baselines,omitempty"`
 			Hints       []string           `json:"hints,omitempty"`
-		}{rep, rule, cmp, rep.Hints()})
+		}{rep, rule, cmp, gatings, rep.Hints()})
 	}
 	layout := benchText
 	if *md {
@@ -139,6 +151,16 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, h := range rep.Hints() {
 		fmt.Fprintf(stdout, "hint: %s\n", h)
+	}
+	if gatings != nil {
+		fmt.Fprintf(stdout, "\ngating rules calibrated at the same epsilon (fit --stage lambda --baselines), on these episodes:\n%-24s %10s %7s %9s\n", "rule (parameter)", "ideal", "kept", "dNLL bits")
+		for _, c := range gatings {
+			dnll := "n/a"
+			if c.DeltaNLLBits != nil {
+				dnll = fmt.Sprintf("%+.4f", *c.DeltaNLLBits)
+			}
+			fmt.Fprintf(stdout, "%-24s %10.1f %6.1f%% %9s\n", c.Name, c.IdealBitsPerObs, 100*c.KeptFraction, dnll)
+		}
 	}
 	if cmp != nil {
 		fmt.Fprintf(stdout, "\nfill and history at one rule (%s):\n%-15s %10s %7s %14s %9s\n", rule, "variant", "ideal", "kept", "exact recovery", "dNLL bits")

@@ -685,6 +685,20 @@ func runFitLambda(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	b.Policy = b.Policy.WithLambda(calib.Q32(chosen.Param))
+	// The baselines at the same epsilon go in the bundle for bench (a
+	// calibration without --baselines drops earlier ones: they belonged to
+	// other tables).
+	b.Baselines = nil
+	for _, r := range results {
+		if r.family == "memowm" || !r.ok {
+			continue
+		}
+		bl := model.Baseline{Family: r.family, Param: r.best.Param}
+		if r.family == "static-e" {
+			bl.ErrorRate = errRate
+		}
+		b.Baselines = append(b.Baselines, bl)
+	}
 	if err := b.Save(*sf.out); err != nil {
 		return err
 	}

@@ -181,6 +181,33 @@ func TestFitAll(t *testing.T) {
 	if code, o, _ := memowm(t, "inspect", "--json", out); code != 0 || !strings.Contains(o, st.Lambda.SHA256) {
 		t.Fatalf("the JSON's sha256 %s is not the bundle's: %s", st.Lambda.SHA256, o)
 	}
+	// The baselines calibrated beside lambda are in the bundle, and bench
+	// runs them on other episodes next to memowm's rule (when the policy
+	// omits anything).
+	held := filepath.Join(dir, "held.arrow")
+	mustRun(t, []string{"sim", "--episodes", "3", "--steps", "12", "--dim", "32", "--seed", "5", "--out", held, "--quiet"})
+	code, o, errs = memowm(t, "bench", "--model", out, "--in", held, "--external=false", "--quiet", "--json")
+	var rep struct {
+		Baselines []struct {
+			Name  string   `json:"name"`
+			DNLL  *float64 `json:"delta_nll_bits"`
+			Ideal float64  `json:"ideal_bits_per_obs"`
+		} `json:"baselines"`
+	}
+	if code != 0 || json.Unmarshal([]byte(o), &rep) != nil {
+		t.Fatalf("bench with baselines: %d %s", code, errs)
+	}
+	if *st.Lambda.Lambda > 0 {
+		t.Logf("bench on held-out episodes: %+v", rep.Baselines)
+		if len(rep.Baselines) < 2 || rep.Baselines[0].Name != "memowm" {
+			t.Fatalf("bench baselines: %+v (calibrated: %+v)", rep.Baselines, st.Lambda.Baselines)
+		}
+		for _, r := range rep.Baselines {
+			if r.DNLL == nil || !(r.Ideal > 0) {
+				t.Errorf("bench baseline %s: %+v", r.Name, r)
+			}
+		}
+	}
 }
 
 // TestFitAllSplit: --risk-calib measures the risk tables on their own

@@ -1,0 +1,83 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/memowm/memowm/calib"
+	"github.com/memowm/memowm/codec"
+	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/reader"
+	"github.com/memowm/memowm/trajectory"
+	"github.com/memowm/memowm/worldmodel"
+)
+
+// Gatings runs the bundle's policy and each gating baseline calibrated
+// beside it (model.Bundle.Baselines: static-e, uniform-v, uncertainty,
+// random at the same epsilon) on eps the same way: the closed loop as a
+// memory file writes it (under the mixing prior when the policy was
+// calibrated on it), ideal bits per observation, the share of predicted
+// coordinates kept, and the distortion of qs through rd (nil: not
+// measured). The first row is the policy's ("memowm"). On episodes the
+// calibration did not see, it shows whether each rule's distortion holds
+// and what it costs beside memowm's.
+func Gatings(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, qs []*trajectory.Question, rd reader.Reader, batch int) ([]Comparison, error) {
+	if batch <= 0 {
+		batch = 8
+	}
+	opt := codec.SimOptions{}
+	if b.Policy.CalibratedOnMix() {
+		nb, err := codec.NeighboursOf(b.OPQ)
+		if err != nil {
+			return nil, err
+		}
+		opt = codec.SimOptions{Mix: true, Neighbours: nb}
+	}
+	rules := []struct {
+		name string
+		keep codec.Keeper
+	}{{"memowm", ruleOnly{b.Policy}}}
+	for _, bl := range b.Baselines {
+		k := calib.KeeperOf(bl.Family, bl.Param, b.Policy, bl.ErrorRate, 1)
+		if k == nil {
+			return nil, fmt.Errorf("bench: the bundle's baseline %q is not a gating family this build knows (%v)", bl.Family, calib.Families)
+		}
+		if pol, ok := k.(model.Policy); ok && pol.Kind == model.Risk {
+			k = ruleOnly{pol}
+		}
+		rules = append(rules, struct {
+			name string
+			keep codec.Keeper
+		}{fmt.Sprintf("%s (%.4g)", bl.Family, bl.Param), k})
+	}
+	var out []Comparison
+	for _, r := range rules {
+		st, err := simulate(p, r.keep, eps, batch, opt)
+		if err != nil {
+			return nil, err
+		}
+		var bits float64
+		var obs int
+		var kept, coords uint64
+		recon := map[int64][][]uint8{}
+		for _, s := range st {
+			bits += s.StateBits + s.ActionBits
+			obs += s.Observations
+			kept += s.Kept
+			coords += s.Coords
+			recon[s.ID] = s.Recon
+		}
+		c := Comparison{Name: r.name, IdealBitsPerObs: bits / float64(max(obs, 1))}
+		if coords > 0 {
+			c.KeptFraction = float64(kept) / float64(coords)
+		}
+		if rd != nil && len(qs) > 0 {
+			d, _, err := distortion(b, rd, eps, recon, qs)
+			if err != nil {
+				return nil, err
+			}
+			c.DeltaNLLBits = &d
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
