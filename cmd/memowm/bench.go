@@ -61,8 +61,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	gpuBatch(fs, batch, devName)
 	warnUntrained(stderr, "bench", *bundlePath, b)
 	var rd reader.Reader
-	if *readerURL != "" {
-		if rd, _, err = scorerOf(b, *readerURL); err != nil {
+	if *readerURL.url != "" {
+		if rd, _, err = scorerOf(b, readerURL); err != nil {
 			return err
 		}
 	}

@@ -95,4 +95,33 @@ func TestExternalReaderChain(t *testing.T) {
 	if code, _, errs := memowm(t, "bench", "--model", p("all.mwb"), "--in", p("t.arrow"), "--reader", "ftp://x", "--external=false"); code != 2 || !strings.Contains(errs, "--reader") {
 		t.Errorf("bench --reader ftp://x: %d %s", code, errs)
 	}
+	if code, _, errs := memowm(t, "bench", "--model", p("all.mwb"), "--in", p("t.arrow"), "--reader", url, "--reader-batch", "0", "--external=false"); code != 2 || !strings.Contains(errs, "batch") {
+		t.Errorf("bench --reader-batch 0: %d %s", code, errs)
+	}
+	// One question per request (protocol version 1) or batches: the same
+	// distortion, as the reader is fixed.
+	gated := func(batch string) float64 {
+		t.Helper()
+		code, o, errs := memowm(t, "bench", "--model", p("all.mwb"), "--in", p("t.arrow"), "--reader", url, "--reader-batch", batch,
+			"--reader-timeout", "20s", "--external=false", "--quiet", "--json")
+		var rep struct {
+			Methods []struct {
+				Name string   `json:"name"`
+				DNLL *float64 `json:"delta_nll_bits"`
+			} `json:"methods"`
+		}
+		if code != 0 || json.Unmarshal([]byte(o), &rep) != nil {
+			t.Fatalf("bench --reader-batch %s: %d %s", batch, code, errs)
+		}
+		for _, m := range rep.Methods {
+			if m.Name == "wm-gated" && m.DNLL != nil {
+				return *m.DNLL
+			}
+		}
+		t.Fatalf("bench --reader-batch %s: no wm-gated distortion\n%s", batch, o)
+		return 0
+	}
+	if a, b := gated("1"), gated("64"); a != b {
+		t.Errorf("wm-gated dNLL %v with one question per request, %v in batches", a, b)
+	}
 }

@@ -173,7 +173,7 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 	if err := sf.check(fs, args); err != nil {
 		return err
 	}
-	if *readerURL != "" && *probePath != "" {
+	if *readerURL.url != "" && *probePath != "" {
 		return usagef("--reader and --probe are two readers: give one")
 	}
 	b, _, err := loadBundle(*sf.bundle)
@@ -185,11 +185,11 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *readerURL != "" {
+	if *readerURL.url != "" {
 		// An external reader: evaluated on TRAJ; the bundle is written as
 		// it is (the later stages take --reader too, and the risk stage
 		// records it in the policy).
-		rd, name, err := scorerOf(b, *readerURL)
+		rd, name, err := scorerOf(b, readerURL)
 		if err != nil {
 			return err
 		}
@@ -201,7 +201,7 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		text := sf.text(stdout)
-		fmt.Fprintf(text, "reader: %s (external)\n", *readerURL)
+		fmt.Fprintf(text, "reader: %s (external)\n", *readerURL.url)
 		printEvaluation(text, fmt.Sprintf("%s (%d questions)", *sf.in, len(data.qs)), ev)
 		return sf.finish(stdout, b, map[string]any{"stage": "reader", "reader": name, "questions": len(data.qs), "evaluation": evaluationJSON(ev)})
 	}
@@ -305,7 +305,7 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	warnUntrained(stderr, "fit", *sf.bundle, b)
-	sc, scName, err := scorerOf(b, *readerURL)
+	sc, scName, err := scorerOf(b, readerURL)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *sf.bundle, err)
 	}
@@ -623,10 +623,10 @@ func runFitLambda(args []string, stdout, stderr io.Writer) error {
 	if b.Policy.Kind != model.Risk {
 		return fmt.Errorf("%s needs a risk policy: run the reader and risk stages first", *sf.bundle)
 	}
-	if b.Policy.Reader != "" && *readerURL == "" {
+	if b.Policy.Reader != "" && *readerURL.url == "" {
 		return usagef("%s's impacts were measured with %s: lambda must be calibrated with the same reader (--reader URL)", *sf.bundle, b.Policy.Reader)
 	}
-	sc, scName, err := scorerOf(b, *readerURL)
+	sc, scName, err := scorerOf(b, readerURL)
 	if err != nil {
 		return fmt.Errorf("%s: %w", *sf.bundle, err)
 	}
@@ -821,9 +821,9 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 		args []string
 	}{
 		{"wm", runFitWM, append([]string{"--in", *in, "--out", wm, "--preset", *preset, "--steps", fmt.Sprint(*steps), "--opq", *opqPath, "--device", *device}, qf...)},
-		{"reader", runFitReader, append([]string{"--model", wm, "--in", *in, "--out", rd, "--probe", *probe, "--reader", *readerURL}, qf...)},
-		{"risk", runFitRisk, append([]string{"--model", rd, "--in", riskIn, "--out", rk, "--reader", *readerURL, "--impact", *impact}, qf...)},
-		{"lambda", runFitLambda, append([]string{"--model", rk, "--in", *calibPath, "--out", *out, "--epsilon", fmt.Sprint(*epsilon), fmt.Sprintf("--baselines=%v", *baselines), "--reader", *readerURL}, qf...)},
+		{"reader", runFitReader, append([]string{"--model", wm, "--in", *in, "--out", rd, "--probe", *probe}, append(readerURL.args(), qf...)...)},
+		{"risk", runFitRisk, append([]string{"--model", rd, "--in", riskIn, "--out", rk, "--impact", *impact}, append(readerURL.args(), qf...)...)},
+		{"lambda", runFitLambda, append([]string{"--model", rk, "--in", *calibPath, "--out", *out, "--epsilon", fmt.Sprint(*epsilon), fmt.Sprintf("--baselines=%v", *baselines)}, append(readerURL.args(), qf...)...)},
 	}
 	if !*asJSON {
 		for _, s := range stages {
