@@ -39,7 +39,7 @@ func sayFallback(stderr io.Writer, verb string, err error) {
 		fallbackSaid.to = map[io.Writer]bool{}
 	}
 	fallbackSaid.to[stderr] = true
-	why := "the GPU cannot run it: " + err.Error()
+	why := err.Error()
 	if errors.Is(err, cuda.ErrUnavailable) {
 		why = "no GPU: " + strings.TrimPrefix(err.Error(), cuda.ErrUnavailable.Error()+": ")
 	}
@@ -92,7 +92,7 @@ func predictorOn(b *model.Bundle, device, verb string, stderr io.Writer) (worldm
 	if err != nil {
 		d.Close()
 		if device == "auto" { // e.g. too little device memory for the model
-			sayFallback(stderr, verb, err)
+			sayFallback(stderr, verb, fmt.Errorf("the GPU cannot hold the model: %w", err))
 			return cpu()
 		}
 		return nil, "", nil, err
@@ -101,7 +101,17 @@ func predictorOn(b *model.Bundle, device, verb string, stderr io.Writer) (worldm
 	if d.Info().Emulated {
 		desc = "emulator: " + d.Info().String()
 	}
-	return p, desc, func() { p.Close(); d.Close() }, nil
+	release := func() { p.Close(); d.Close() }
+	if device == "auto" {
+		fp := &fallbackPredictor{gpu: p, verb: verb, stderr: stderr, release: release,
+			cpu: func() (worldmodel.Predictor, error) { return b.Predictor() }}
+		return fp, desc, func() {
+			if fp.release != nil {
+				fp.release()
+			}
+		}, nil
+	}
+	return p, desc, release, nil
 }
 
 // loadBundleOn loads a bundle and its predictor on device.
@@ -154,7 +164,7 @@ func blockEngineOn(device string, tf32 bool, cfg worldmodel.Config, verb string,
 	if err != nil {
 		d.Close()
 		if device == "auto" {
-			sayFallback(stderr, verb, err)
+			sayFallback(stderr, verb, fmt.Errorf("the GPU cannot hold the blocks: %w", err))
 			return nil, "the CPU", none, nil
 		}
 		return nil, "", none, err
