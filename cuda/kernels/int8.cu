@@ -7,7 +7,7 @@
 // reduction (ln_rows, attention) take a power-of-two block of at most 256
 // threads and every thread reaches every barrier (no early return before
 // one).
-#include "prelude.h"
+#include "tiles.h"
 
 // ---- the rules of int8_ops.go ----
 
@@ -48,34 +48,6 @@ DEV i64 floor_div_round(i64 a, i64 b) {
   i64 q = n / (2 * b);
   if (n % (2 * b) < 0) q--;
   return q;
-}
-
-// block_sum: the sum of every thread's v, for all threads (red holds NTID
-// values; NTID a power of two).
-DEV i64 block_sum(i64 v, i64* red) {
-  int t = TID;
-  red[t] = v;
-  SYNC();
-  for (int k = NTID / 2; k > 0; k >>= 1) {
-    if (t < k) red[t] += red[t + k];
-    SYNC();
-  }
-  i64 s = red[0];
-  SYNC();
-  return s;
-}
-
-DEV i64 block_max(i64 v, i64* red) {
-  int t = TID;
-  red[t] = v;
-  SYNC();
-  for (int k = NTID / 2; k > 0; k >>= 1) {
-    if (t < k && red[t + k] > red[t]) red[t] = red[t + k];
-    SYNC();
-  }
-  i64 s = red[0];
-  SYNC();
-  return s;
 }
 
 // ---- the network (Int8CPU.forward) ----
@@ -121,16 +93,7 @@ GLOBAL void gemm_s8(i32* __restrict__ acc, const i8* __restrict__ a, int lda, co
   u8* as = (u8*)As;
   u8* bs = (u8*)Bs;
   for (int k0 = 0; k0 < K; k0 += 32) {
-    for (int e = t; e < 64 * 32; e += 256) {
-      int r = e / 32, k = e % 32;
-      i8 v = 0;
-      if (r0 + r < rows && k0 + k < K) v = a[(i64)(r0 + r) * lda + k0 + k];
-      as[r * 32 + k] = (u8)v;
-      int kk = e / 64, n = e % 64;
-      i8 u = 0;
-      if (k0 + kk < K && n0 + n < N) u = w[(i64)(k0 + kk) * N + n0 + n];
-      bs[n * 32 + kk] = (u8)u;
-    }
+    load_s8_tiles<256>(as, bs, a, lda, w, rows, K, N, r0, n0, k0);
     SYNC();
     for (int q = 0; q < 8; q++) {
       i32 av[4], bv[4];

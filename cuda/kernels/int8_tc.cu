@@ -4,7 +4,7 @@
 // capability 8.0 and later. Its sums are the exact int32 sums of
 // igemm.MulRef, as gemm_s8's are; package cuda uses it when the device
 // loads this module (cuda/gen.sh compiles it for sm_80).
-#include "prelude.h"
+#include "tiles.h"
 
 // mma_s8: d = a b + c for one warp's m16n8k32 tile (PTX ISA fragment
 // layouts: a four registers of four int8 of rows g and g+8, b two of column
@@ -36,16 +36,7 @@ GLOBAL void gemm_s8_tc(i32* __restrict__ acc, const i8* __restrict__ a, int lda,
   u8* as = (u8*)As;
   u8* bs = (u8*)Bs;
   for (int k0 = 0; k0 < K; k0 += 32) {
-    for (int e = t; e < 64 * 32; e += 128) {
-      int r = e / 32, k = e % 32;
-      i8 v = 0;
-      if (r0 + r < rows && k0 + k < K) v = a[(i64)(r0 + r) * lda + k0 + k];
-      as[r * 32 + k] = (u8)v;
-      int kk = e / 64, n = e % 64;
-      i8 u = 0;
-      if (k0 + kk < K && n0 + n < N) u = w[(i64)(k0 + kk) * N + n0 + n];
-      bs[n * 32 + kk] = (u8)u;
-    }
+    load_s8_tiles<128>(as, bs, a, lda, w, rows, K, N, r0, n0, k0);
     SYNC();
     u32 af[2][4], bf[4][2];
     for (int i = 0; i < 2; i++) {

@@ -13,7 +13,7 @@
 // every thread reaches every barrier (no early return before one); the
 // products take 256 threads per 64x64 tile. Row-major matrices; sizes in
 // floats.
-#include "prelude.h"
+#include "tiles.h"
 
 // ---- elementary functions (worldmodel/mathf.go's polynomials) ----
 
@@ -109,34 +109,6 @@ DEV float drop_mul(float v, u64 seed, u32 stream, u32 idx, u32 thr, float scale)
   return drop_hash(seed, stream, idx) >= thr ? v * scale : 0.0f;
 }
 
-// ---- block reductions (NTID a power of two; every thread calls) ----
-
-DEV float block_sumf(float v, float* red) {
-  int t = TID;
-  red[t] = v;
-  SYNC();
-  for (int k = NTID / 2; k > 0; k >>= 1) {
-    if (t < k) red[t] += red[t + k];
-    SYNC();
-  }
-  float s = red[0];
-  SYNC();
-  return s;
-}
-
-DEV float block_maxf(float v, float* red) {
-  int t = TID;
-  red[t] = v;
-  SYNC();
-  for (int k = NTID / 2; k > 0; k >>= 1) {
-    if (t < k && red[t + k] > red[t]) red[t] = red[t + k];
-    SYNC();
-  }
-  float s = red[0];
-  SYNC();
-  return s;
-}
-
 // ---- matrix products ----
 
 // gemm_tile: one 64x64 tile of C (M, N; row stride ldc) =
@@ -161,28 +133,7 @@ DEV void gemm_tile(float* __restrict__ C, int ldc, const float* __restrict__ A, 
   for (int i = 0; i < 4; i++)
     for (int j = 0; j < 4; j++) c[i][j] = 0.0f;
   for (int k0 = 0; k0 < K; k0 += 16) {
-    for (int e = t; e < 64 * 16; e += 256) {
-      int m, k;
-      if (TA) {
-        k = e / 64, m = e % 64;
-      } else {
-        m = e / 16, k = e % 16;
-      }
-      float v = 0.0f;
-      if (m0 + m < M && k0 + k < K)
-        v = TA ? A[(i64)(k0 + k) * lda + m0 + m] : A[(i64)(m0 + m) * lda + k0 + k];
-      As[k][m] = v;
-      int n;
-      if (TB) {
-        n = e / 16, k = e % 16;
-      } else {
-        k = e / 64, n = e % 64;
-      }
-      float u = 0.0f;
-      if (n0 + n < N && k0 + k < K)
-        u = TB ? B[(i64)(n0 + n) * ldb + k0 + k] : B[(i64)(k0 + k) * ldb + n0 + n];
-      Bs[k][n] = u;
-    }
+    load_f32_tiles<TA, TB, 65>(&As[0][0], &Bs[0][0], A, lda, B, ldb, M, N, K, m0, n0, k0);
     SYNC();
     for (int k = 0; k < 16; k++) {
       float av[4], bv[4];
@@ -199,44 +150,14 @@ DEV void gemm_tile(float* __restrict__ C, int ldc, const float* __restrict__ A, 
     for (int j = 0; j < 4; j++) {
       int n = n0 + tx + 16 * j;
       if (n >= N) continue;
-      float v = c[i][j];
-      if (bias) v += bias[n];
-      float* o = C + (i64)r * ldc + n;
-      if (acc) v += *o;
-      *o = v;
+      store_f32(C, ldc, bias, acc, r, n, c[i][j]);
     }
   }
 }
 
-// tr_gemm_nn: C = A B [+ bias] [+ C]: the forward's products (x W + b).
-GLOBAL void tr_gemm_nn(float* C, int ldc, const float* A, int lda, const float* B, int ldb, const float* bias,
-                       int acc, int M, int N, int K) {
-  gemm_tile<false, false>(C, ldc, A, lda, B, ldb, bias, acc, M, N, K);
-}
-
-// tr_gemm_tn: C = A^T B [+ C]: weight gradients (x^T dy).
-GLOBAL void tr_gemm_tn(float* C, int ldc, const float* A, int lda, const float* B, int ldb, const float* bias,
-                       int acc, int M, int N, int K) {
-  gemm_tile<true, false>(C, ldc, A, lda, B, ldb, bias, acc, M, N, K);
-}
-
-// tr_gemm_nt: C = A B^T [+ C]: input gradients (dy W^T).
-GLOBAL void tr_gemm_nt(float* C, int ldc, const float* A, int lda, const float* B, int ldb, const float* bias,
-                       int acc, int M, int N, int K) {
-  gemm_tile<false, true>(C, ldc, A, lda, B, ldb, bias, acc, M, N, K);
-}
-
-// tr_gemm_tn_split: split-K weight gradients, for products whose output
-// has few tiles and whose inner dimension (the batch's rows) is long: grid
-// z takes the rows [z kc, (z+1) kc) and writes its partial product (M, N)
-// to part z of Cs; tr_colsum_final then adds the parts in order (no float
-// atomics, so the same bits every run).
-GLOBAL void tr_gemm_tn_split(float* Cs, const float* A, int lda, const float* B, int ldb, int M, int N, int K, int kc) {
-  int z = (int)__nvvm_read_ptx_sreg_ctaid_z();
-  int k0 = z * kc;
-  int kz = K - k0 < kc ? K - k0 : kc;
-  gemm_tile<true, false>(Cs + (i64)z * M * N, N, A + (i64)k0 * lda, lda, B + (i64)k0 * ldb, ldb, 0, 0, M, N, kz);
-}
+// tr_gemm_nn, tr_gemm_tn, tr_gemm_nt, tr_gemm_tn_split: the products on the
+// FMA tiles above (tiles.h's TR_GEMM_KERNELS says what each computes).
+TR_GEMM_KERNELS(, gemm_tile)
 
 // ---- LayerNorm (fgemm.LayerNorm, layerNormBackward) ----
 
@@ -249,13 +170,13 @@ GLOBAL void tr_ln_fwd(float* out, float* mean, float* rstd, const float* __restr
   const float* xr = x + row * W;
   float s = 0.0f;
   for (int i = TID; i < W; i += NTID) s += xr[i];
-  float mu = block_sumf(s, red) / (float)W;
+  float mu = block_sum(s, red) / (float)W;
   float q = 0.0f;
   for (int i = TID; i < W; i += NTID) {
     float d = xr[i] - mu;
     q += d * d;
   }
-  float rs = 1.0f / __builtin_sqrtf(block_sumf(q, red) / (float)W + eps);
+  float rs = 1.0f / __builtin_sqrtf(block_sum(q, red) / (float)W + eps);
   for (int i = TID; i < W; i += NTID) out[row * W + i] = (xr[i] - mu) * rs * g[i] + b[i];
   if (TID == 0) {
     mean[row] = mu;
@@ -278,8 +199,8 @@ GLOBAL void tr_ln_bwd(float* dx, const float* dy, const float* __restrict__ x, c
     s1 += d;
     s2 += d * (xr[i] - mu) * rs;
   }
-  float m1 = block_sumf(s1, red) / (float)W;
-  float m2 = block_sumf(s2, red) / (float)W;
+  float m1 = block_sum(s1, red) / (float)W;
+  float m2 = block_sum(s2, red) / (float)W;
   for (int i = TID; i < W; i += NTID) {
     float h = (xr[i] - mu) * rs;
     float v = rs * (dyr[i] * g[i] - m1 - h * m2);
@@ -442,14 +363,14 @@ GLOBAL void tr_attn_fwd(float* out, float* P, const float* __restrict__ qkv, con
     p[k] = s;
     if (s > mx) mx = s;
   }
-  mx = block_maxf(mx, red);
+  mx = block_max(mx, red);
   float z = 0.0f;
   for (int k = t; k < K; k += nt) {
     float e = expf_(p[k] - mx);
     p[k] = e;
     z += e;
   }
-  float inv = 1.0f / block_sumf(z, red);
+  float inv = 1.0f / block_sum(z, red);
   float* prow = P + ((i64)h * R + row) * maxT;
   for (int k = t; k < K; k += nt) {
     float v = p[k] * inv;
@@ -485,7 +406,7 @@ GLOBAL void tr_attn_bwd_q(float* dqkv, float* dS, const float* __restrict__ dout
     ds[k] = s;
     dot += s * prow[k];
   }
-  dot = block_sumf(dot, red);
+  dot = block_sum(dot, red);
   float* dsrow = dS + ((i64)h * R + row) * maxT;
   for (int k = t; k < K; k += nt) {
     float v = prow[k] * (ds[k] - dot) * scale;

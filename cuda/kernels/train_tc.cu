@@ -7,7 +7,7 @@
 // of f32's 23 mantissa bits of each input (the tensor cores ignore the low
 // 13), so the products round more coarsely than the FMA tiles: their
 // parity test states the looser tolerance.
-#include "prelude.h"
+#include "tiles.h"
 
 DEV u32 u_of(float f) { return __builtin_bit_cast(u32, f); }
 
@@ -40,28 +40,7 @@ DEV void gemm_tile_tc(float* __restrict__ C, int ldc, const float* __restrict__ 
   for (int j = 0; j < 4; j++)
     for (int e = 0; e < 4; e++) c[j][e] = 0.0f;
   for (int k0 = 0; k0 < K; k0 += 16) {
-    for (int e = t; e < 64 * 16; e += 256) {
-      int m, k;
-      if (TA) {
-        k = e / 64, m = e % 64;
-      } else {
-        m = e / 16, k = e % 16;
-      }
-      float v = 0.0f;
-      if (m0 + m < M && k0 + k < K)
-        v = TA ? A[(i64)(k0 + k) * lda + m0 + m] : A[(i64)(m0 + m) * lda + k0 + k];
-      As[k][m] = v;
-      int n;
-      if (TB) {
-        n = e / 16, k = e % 16;
-      } else {
-        k = e / 64, n = e % 64;
-      }
-      float u = 0.0f;
-      if (n0 + n < N && k0 + k < K)
-        u = TB ? B[(i64)(n0 + n) * ldb + k0 + k] : B[(i64)(k0 + k) * ldb + n0 + n];
-      Bs[k][n] = u;
-    }
+    load_f32_tiles<TA, TB, 72>(&As[0][0], &Bs[0][0], A, lda, B, ldb, M, N, K, m0, n0, k0);
     SYNC();
     for (int kk = 0; kk < 16; kk += 8) {
       u32 af[4];
@@ -82,39 +61,10 @@ DEV void gemm_tile_tc(float* __restrict__ C, int ldc, const float* __restrict__ 
     for (int e = 0; e < 4; e++) {
       int r = m0 + wm + g + (e >= 2 ? 8 : 0);
       int n = n0 + wn + j * 8 + q * 2 + (e & 1);
-      if (r >= M || n >= N) continue;
-      float v = c[j][e];
-      if (bias) v += bias[n];
-      float* o = C + (i64)r * ldc + n;
-      if (acc) v += *o;
-      *o = v;
+      if (r < M && n < N) store_f32(C, ldc, bias, acc, r, n, c[j][e]);
     }
 }
 
-// tr_gemm_nn_tc: train.cu's tr_gemm_nn (C = A B [+ bias] [+ C]) in TF32.
-GLOBAL void tr_gemm_nn_tc(float* C, int ldc, const float* A, int lda, const float* B, int ldb, const float* bias,
-                          int acc, int M, int N, int K) {
-  gemm_tile_tc<false, false>(C, ldc, A, lda, B, ldb, bias, acc, M, N, K);
-}
-
-// tr_gemm_tn_tc: tr_gemm_tn (C = A^T B [+ C]) in TF32.
-GLOBAL void tr_gemm_tn_tc(float* C, int ldc, const float* A, int lda, const float* B, int ldb, const float* bias,
-                          int acc, int M, int N, int K) {
-  gemm_tile_tc<true, false>(C, ldc, A, lda, B, ldb, bias, acc, M, N, K);
-}
-
-// tr_gemm_nt_tc: tr_gemm_nt (C = A B^T [+ C]) in TF32.
-GLOBAL void tr_gemm_nt_tc(float* C, int ldc, const float* A, int lda, const float* B, int ldb, const float* bias,
-                          int acc, int M, int N, int K) {
-  gemm_tile_tc<false, true>(C, ldc, A, lda, B, ldb, bias, acc, M, N, K);
-}
-
-// tr_gemm_tn_split_tc: tr_gemm_tn_split in TF32.
-GLOBAL void tr_gemm_tn_split_tc(float* Cs, const float* A, int lda, const float* B, int ldb, int M, int N, int K,
-                                int kc) {
-  int z = (int)__nvvm_read_ptx_sreg_ctaid_z();
-  int k0 = z * kc;
-  int kz = K - k0 < kc ? K - k0 : kc;
-  gemm_tile_tc<true, false>(Cs + (i64)z * M * N, N, A + (i64)k0 * lda, lda, B + (i64)k0 * ldb, ldb, 0, 0, M, N,
-                            kz);
-}
+// tr_gemm_nn_tc, tr_gemm_tn_tc, tr_gemm_nt_tc, tr_gemm_tn_split_tc:
+// train.cu's products (tiles.h's TR_GEMM_KERNELS) in TF32.
+TR_GEMM_KERNELS(_tc, gemm_tile_tc)
