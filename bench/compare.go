@@ -3,6 +3,7 @@ package bench
 import (
 	"github.com/memowm/memowm/codec"
 	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/reader"
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
 )
@@ -60,42 +61,55 @@ func Compare(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode,
 	if pol, ok := keep.(model.Policy); ok && pol.Kind == model.Risk {
 		keep = ruleOnly{pol}
 	}
+	rd := scorer(b, Options{})
 	var out []Comparison
 	for _, v := range variants {
-		var bits float64
-		var obs int
-		var kept, coords, omitted, recovered uint64
-		recon := map[int64][][]uint8{}
-		st, err := simulate(p, keep, eps, batch, v.opt)
+		c, err := gatedRow(b, rd, p, keep, eps, qs, batch, v.name, v.opt)
 		if err != nil {
 			return nil, err
-		}
-		for _, s := range st {
-			bits += s.StateBits + s.ActionBits
-			obs += s.Observations
-			kept += s.Kept
-			coords += s.Coords
-			omitted += s.Omitted
-			recovered += s.Recovered
-			recon[s.ID] = s.Recon
-		}
-		c := Comparison{Name: v.name, IdealBitsPerObs: bits / float64(max(obs, 1))}
-		if coords > 0 {
-			c.KeptFraction = float64(kept) / float64(coords)
-		}
-		if omitted > 0 {
-			c.ExactRecovery = float64(recovered) / float64(omitted)
-		}
-		if b.Reader != nil && len(qs) > 0 {
-			d, _, err := distortion(b, b.Reader, eps, recon, qs)
-			if err != nil {
-				return nil, err
-			}
-			c.DeltaNLLBits = &d
 		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// gatedRow runs keep's closed loop on eps with opt and sums it up as the
+// row name: ideal bits per observation, the share of predicted coordinates
+// kept, the share of omitted ones whose fill is the true code, and the
+// distortion of qs through rd (nil: not measured).
+func gatedRow(b *model.Bundle, rd reader.Reader, p worldmodel.Predictor, keep codec.Keeper, eps []*trajectory.Episode, qs []*trajectory.Question, batch int, name string, opt codec.SimOptions) (Comparison, error) {
+	st, err := simulate(p, keep, eps, batch, opt)
+	if err != nil {
+		return Comparison{}, err
+	}
+	var bits float64
+	var obs int
+	var kept, coords, omitted, recovered uint64
+	recon := map[int64][][]uint8{}
+	for _, s := range st {
+		bits += s.StateBits + s.ActionBits
+		obs += s.Observations
+		kept += s.Kept
+		coords += s.Coords
+		omitted += s.Omitted
+		recovered += s.Recovered
+		recon[s.ID] = s.Recon
+	}
+	c := Comparison{Name: name, IdealBitsPerObs: bits / float64(max(obs, 1))}
+	if coords > 0 {
+		c.KeptFraction = float64(kept) / float64(coords)
+	}
+	if omitted > 0 {
+		c.ExactRecovery = float64(recovered) / float64(omitted)
+	}
+	if rd != nil && len(qs) > 0 {
+		d, _, err := distortion(b, rd, eps, recon, qs)
+		if err != nil {
+			return Comparison{}, err
+		}
+		c.DeltaNLLBits = &d
+	}
+	return c, nil
 }
 
 // ruleOnly applies a policy's rule without being a model.Policy, so the

@@ -15,9 +15,8 @@ import (
 // beside it (model.Bundle.Baselines: static-e, uniform-v, uncertainty,
 // random at the same epsilon) on eps the same way: the closed loop as a
 // memory file writes it (under the mixing prior when the policy was
-// calibrated on it), ideal bits per observation, the share of predicted
-// coordinates kept, and the distortion of qs through rd (nil: not
-// measured). The first row is the policy's ("memowm"). On episodes the
+// calibrated on it), as gatedRow sums it up, with the distortion of qs
+// through rd (nil: the bundle's reader; without one, not measured). The first row is the policy's ("memowm"). On episodes the
 // calibration did not see, it shows whether each rule's distortion holds
 // and what it costs beside memowm's.
 func Gatings(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode, qs []*trajectory.Question, rd reader.Reader, batch int) ([]Comparison, error) {
@@ -49,33 +48,12 @@ func Gatings(b *model.Bundle, p worldmodel.Predictor, eps []*trajectory.Episode,
 			keep codec.Keeper
 		}{fmt.Sprintf("%s (%.4g)", bl.Family, bl.Param), k})
 	}
+	rd = scorer(b, Options{Reader: rd})
 	var out []Comparison
 	for _, r := range rules {
-		st, err := simulate(p, r.keep, eps, batch, opt)
+		c, err := gatedRow(b, rd, p, r.keep, eps, qs, batch, r.name, opt)
 		if err != nil {
 			return nil, err
-		}
-		var bits float64
-		var obs int
-		var kept, coords uint64
-		recon := map[int64][][]uint8{}
-		for _, s := range st {
-			bits += s.StateBits + s.ActionBits
-			obs += s.Observations
-			kept += s.Kept
-			coords += s.Coords
-			recon[s.ID] = s.Recon
-		}
-		c := Comparison{Name: r.name, IdealBitsPerObs: bits / float64(max(obs, 1))}
-		if coords > 0 {
-			c.KeptFraction = float64(kept) / float64(coords)
-		}
-		if rd != nil && len(qs) > 0 {
-			d, _, err := distortion(b, rd, eps, recon, qs)
-			if err != nil {
-				return nil, err
-			}
-			c.DeltaNLLBits = &d
 		}
 		out = append(out, c)
 	}

@@ -117,11 +117,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	// The gating baselines calibrated beside lambda, on these episodes.
 	var gatings []bench.Comparison
 	if len(b.Baselines) > 0 && b.Policy.Kind == model.Risk && !b.Policy.Lossless() {
-		sc := rd
-		if sc == nil && b.Reader != nil {
-			sc = b.Reader
-		}
-		if gatings, err = bench.Gatings(b, p, eps, qs, sc, *batch); err != nil {
+		if gatings, err = bench.Gatings(b, p, eps, qs, rd, *batch); err != nil {
 			return err
 		}
 	}
