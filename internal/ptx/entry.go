@@ -131,15 +131,9 @@ func (b *builder) paramDecl() (*varDecl, error) {
 		}
 		switch t.text {
 		case ".align":
-			n, err := p.next()
-			if err != nil {
+			if d.align, err = p.alignment(); err != nil {
 				return nil, err
 			}
-			a, err := strconv.Atoi(n.text)
-			if err != nil || a <= 0 || a&(a-1) != 0 || a > 4096 {
-				return nil, errAt(n.line, "bad .align %q", n.text)
-			}
-			d.align = a
 			continue
 		case ".ptr", ".global", ".shared", ".const", ".local":
 			continue

@@ -93,24 +93,15 @@ func sat32(v int64) uint64 {
 
 func icmp(in *inst, a, b uint64) bool {
 	if in.t.k == kS {
-		x, y := int64(sext(a, in.sh)), int64(sext(b, in.sh))
-		switch in.cmp {
-		case cmpEQ:
-			return x == y
-		case cmpNE:
-			return x != y
-		case cmpLT:
-			return x < y
-		case cmpLE:
-			return x <= y
-		case cmpGT:
-			return x > y
-		}
-		return x >= y
+		return ordered(in.cmp, int64(sext(a, in.sh)), int64(sext(b, in.sh)))
 	}
 	m := in.t.mask()
-	x, y := a&m, b&m
-	switch in.cmp {
+	return ordered(in.cmp, a&m, b&m)
+}
+
+// ordered is the integer comparison cmp (cmpEQ .. cmpGE) of x and y.
+func ordered[T int64 | uint64](cmp uint8, x, y T) bool {
+	switch cmp {
 	case cmpEQ:
 		return x == y
 	case cmpNE:

@@ -99,6 +99,19 @@ func (p *parser) skipStmt() error {
 	}
 }
 
+// alignment parses the value after ".align": a power of two up to 4096.
+func (p *parser) alignment() (int, error) {
+	n, err := p.next()
+	if err != nil {
+		return 0, err
+	}
+	a, err := strconv.Atoi(n.text)
+	if err != nil || a <= 0 || a&(a-1) != 0 || a > 4096 {
+		return 0, errAt(n.line, "bad .align %q", n.text)
+	}
+	return a, nil
+}
+
 // skipBraces drops a balanced { ... } group; the '{' is next.
 func (p *parser) skipBraces() error {
 	depth := 0
@@ -208,15 +221,9 @@ func (p *parser) varDecl(allowInit bool) (*varDecl, error) {
 			return nil, err
 		}
 		if t.text == ".align" {
-			n, err := p.next()
-			if err != nil {
+			if d.align, err = p.alignment(); err != nil {
 				return nil, err
 			}
-			a, err := strconv.Atoi(n.text)
-			if err != nil || a <= 0 || a&(a-1) != 0 || a > 4096 {
-				return nil, errAt(n.line, "bad .align %q", n.text)
-			}
-			d.align = a
 			continue
 		}
 		if t.text == ".v2" || t.text == ".v4" {
