@@ -36,6 +36,8 @@ type Int8 struct {
 	ql    []int32
 	prevh []uint8
 	modeh []uint8
+	freqh []uint32 // the last chunk's tables, modes and entropies, read back
+	enth  []uint32
 	trace worldmodel.TraceFunc
 	gemmK string // the matrix product's kernel: GEMMs' kernel names
 

@@ -214,9 +214,8 @@ func (r *Int8) elem(run *launcher, k string, out Ptr, L devLinear, rows int, gel
 // histories into dst (one per history).
 func (r *Int8) results(dst []worldmodel.Prediction) error {
 	J, C, B := r.cfg.Coords(), r.cfg.Codewords, len(dst)
-	freq := make([]uint32, B*J*C)
-	ent := make([]uint32, B*J)
-	r.modeh = append(r.modeh[:0], make([]uint8, B*J)...)
+	r.freqh, r.modeh, r.enth = resize(r.freqh, B*J*C), resize(r.modeh, B*J), resize(r.enth, B*J)
+	freq, ent := r.freqh, r.enth
 	for _, rd := range []struct {
 		dst []byte
 		src Ptr

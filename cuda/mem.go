@@ -58,3 +58,12 @@ func (b *buffer) free(d Device) {
 		b.p, b.n = 0, 0
 	}
 }
+
+// resize is b with length n, reallocated only when its capacity is short
+// (the contents are then lost).
+func resize[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
+}
