@@ -26,6 +26,17 @@ type Step struct {
 // step's action.
 type History []Step
 
+// checkHistories validates a batch of histories; the error names the
+// first bad one ("history %d: ...").
+func (c *Config) checkHistories(hs []History) error {
+	for b, h := range hs {
+		if err := c.checkHistory(h); err != nil {
+			return fmt.Errorf("history %d: %w", b, err)
+		}
+	}
+	return nil
+}
+
 // checkHistory validates a history against the configuration.
 func (c *Config) checkHistory(h History) error {
 	if len(h) == 0 {

@@ -233,10 +233,8 @@ func (r *CPU) rowsParallel(rows int, fn func(lo, hi int)) {
 // names the history.
 func (r *CPU) Forward(dst []Output, hs []History) ([]Output, error) {
 	c := &r.m.cfg
-	for b, h := range hs {
-		if err := c.checkHistory(h); err != nil {
-			return dst, fmt.Errorf("history %d: %w", b, err)
-		}
+	if err := c.checkHistories(hs); err != nil {
+		return dst, err
 	}
 	if cap(dst) < len(hs) {
 		dst = append(dst[:cap(dst)], make([]Output, len(hs)-cap(dst))...)

@@ -1,9 +1,6 @@
 package worldmodel
 
-import (
-	"fmt"
-	"math"
-)
+import "math"
 
 // What another backend of the int8 profile (cuda's) needs from this
 // package: the tables the rules index and the input tokens, which are
@@ -33,10 +30,8 @@ const Int8SigHalf = sigHalf
 // is resliced and reused when long enough.
 func (r *Int8CPU) InputTokens(x []int32, hs []History) ([]int32, []int, error) {
 	c := &r.q.m.cfg
-	for b, h := range hs {
-		if err := c.checkHistory(h); err != nil {
-			return x, nil, fmt.Errorf("history %d: %w", b, err)
-		}
+	if err := c.checkHistories(hs); err != nil {
+		return x, nil, err
 	}
 	S, W := c.Slots, c.Width()
 	start := make([]int, len(hs)+1)

@@ -1,7 +1,6 @@
 package worldmodel
 
 import (
-	"fmt"
 	"math"
 	"runtime"
 
@@ -77,10 +76,8 @@ func (r *Int8CPU) linear(l, i int, a []int8, rows int) {
 // Predict implements Predictor.
 func (r *Int8CPU) Predict(dst []Prediction, hs []History) ([]Prediction, error) {
 	c := &r.q.m.cfg
-	for b, h := range hs {
-		if err := c.checkHistory(h); err != nil {
-			return dst, fmt.Errorf("history %d: %w", b, err)
-		}
+	if err := c.checkHistories(hs); err != nil {
+		return dst, err
 	}
 	if len(hs) == 0 {
 		return dst[:0], nil
