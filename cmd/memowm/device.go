@@ -77,12 +77,7 @@ func predictorOn(b *model.Bundle, device, verb string, stderr io.Writer) (worldm
 		if !int8 {
 			return nil, "", nil, usagef("--device %s runs the int8 profile only (the f32 profile is exact on the CPU alone); make an int8 bundle with 'memowm model int8'", device)
 		}
-		if device == "emulator" {
-			d, err = cuda.OpenEmulator()
-		} else {
-			d, err = cuda.Open(0)
-		}
-		if err != nil {
+		if d, err = openDevice(device); err != nil {
 			return nil, "", nil, err
 		}
 	default:
@@ -149,13 +144,9 @@ func blockEngineOn(device string, tf32 bool, cfg worldmodel.Config, verb string,
 			sayFallback(stderr, verb, err)
 			return nil, "the CPU", none, nil
 		}
-	case "cuda":
-		if d, err = cuda.Open(0); err != nil {
-			return nil, "", none, fmt.Errorf("--device cuda: %w", err)
-		}
-	case "emulator":
-		if d, err = cuda.OpenEmulator(); err != nil {
-			return nil, "", none, err
+	case "cuda", "emulator":
+		if d, err = openDevice(device); err != nil {
+			return nil, "", none, fmt.Errorf("--device %s: %w", device, err)
 		}
 	default:
 		return nil, "", none, usagef("--device %q: want cpu, cuda, auto or emulator", device)
