@@ -45,7 +45,7 @@ type Bundle struct {
 	Policy    Policy
 	// Reader is the frozen reader that defines answer loss (nil until the
 	// reader stage ran). It calibrates the policy; decoders never need it.
-	Reader *reader.Probe
+	Reader reader.Builtin
 	// Training records how far the world model's training run went (nil:
 	// not recorded, as in bundles written before it was). See Training and
 	// CheckTrained.

@@ -162,7 +162,7 @@ func parseHeader(hdr []byte) (fileHeader, error) {
 }
 
 // readReader reads the optional reader part: nothing for an empty part.
-func readReader(lr *io.LimitedReader) (*reader.Probe, error) {
+func readReader(lr *io.LimitedReader) (reader.Builtin, error) {
 	if lr.N == 0 {
 		return nil, nil
 	}

@@ -2,6 +2,7 @@ package reader
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/memowm/memowm/internal/atomicfile"
 	"github.com/memowm/memowm/internal/fileread"
+	"github.com/memowm/memowm/screen"
 )
 
 // The probe file format, version 1, little-endian throughout:
@@ -31,7 +33,68 @@ const (
 	Magic = "\x89RDR\r\n\x1a\n"
 )
 
-const kindProbe = 1
+const (
+	kindProbe = 1
+	kindText  = 2
+)
+
+// textHeader is the header of a text reader (kind 2): its TextArch. Its
+// weights follow as [1<<WeightBits]float32, then the CRC.
+type textHeader struct {
+	Version, Kind                     uint32
+	Width, Height, Top, Bottom, Group uint32
+	WeightBits                        uint32
+	_                                 [32]byte // reserved, zero
+}
+
+// Builtin is a reader memowm keeps in a model bundle and in its own file:
+// the probe (Probe) or the text reader (TextReader).
+type Builtin interface {
+	Predictor
+	// NumParams is the number of stored parameters.
+	NumParams() int
+	// WriteTo writes the reader in the file format; the bytes depend only
+	// on the reader.
+	WriteTo(w io.Writer) (int64, error)
+	// Save writes the reader to path atomically.
+	Save(path string) error
+}
+
+// WriteTo writes r in the file format (kind 2). The bytes depend only on r.
+func (r *TextReader) WriteTo(w io.Writer) (int64, error) {
+	cw := &countWriter{w: w, h: crc32.New(castagnoli)}
+	bw := bufio.NewWriter(cw)
+	l := r.arch.Layout
+	h := textHeader{Version: Version, Kind: kindText, Width: uint32(l.Width), Height: uint32(l.Height),
+		Top: uint32(l.Top), Bottom: uint32(l.Bottom), Group: uint32(l.PerGroup), WeightBits: uint32(r.arch.WeightBits)}
+	bw.WriteString(Magic)
+	binary.Write(bw, binary.LittleEndian, &h)
+	var buf [4]byte
+	for _, v := range r.w {
+		binary.LittleEndian.PutUint32(buf[:], math.Float32bits(v))
+		bw.Write(buf[:])
+	}
+	if err := bw.Flush(); err != nil {
+		return cw.n, fmt.Errorf("reader: writing text reader: %w", err)
+	}
+	binary.LittleEndian.PutUint32(buf[:], cw.h.Sum32())
+	if _, err := cw.Write(buf[:]); err != nil {
+		return cw.n, fmt.Errorf("reader: writing text reader: %w", err)
+	}
+	return cw.n, nil
+}
+
+// Save writes r to path through a temporary file, renamed into place.
+func (r *TextReader) Save(path string) error {
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		_, err := r.WriteTo(w)
+		return err
+	})
+	if err != nil && !strings.HasPrefix(err.Error(), "reader: ") {
+		err = fmt.Errorf("reader: %w", err)
+	}
+	return err
+}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -108,12 +171,13 @@ func short(what string, err error) error {
 // readChunk bounds how much Read allocates ahead of the bytes it has read.
 const readChunk = 1 << 16
 
-// Read reads one probe in the file format from r, consuming exactly its
-// bytes (r is not read past the checksum), so a probe can be embedded in a
-// larger file. Damaged or foreign data gives an error wrapping ErrFormat (a
-// short read also wraps io.ErrUnexpectedEOF), never a panic; memory grows with
-// the bytes actually read, not with sizes claimed by the header.
-func Read(r io.Reader) (*Probe, error) {
+// Read reads one reader in the file format from r (a probe or a text
+// reader), consuming exactly its bytes (r is not read past the checksum), so
+// a reader can be embedded in a larger file. Damaged or foreign data gives an
+// error wrapping ErrFormat (a short read also wraps io.ErrUnexpectedEOF),
+// never a panic; memory grows with the bytes actually read, not with sizes
+// claimed by the header.
+func Read(r io.Reader) (Builtin, error) {
 	cr := &crcReader{r: r, h: crc32.New(castagnoli)}
 	var magic [len(Magic)]byte
 	if _, err := io.ReadFull(cr, magic[:]); err != nil {
@@ -122,22 +186,48 @@ func Read(r io.Reader) (*Probe, error) {
 	if string(magic[:]) != Magic {
 		return nil, formatErr("bad magic %q", magic[:])
 	}
-	var h fileHeader
-	if err := binary.Read(cr, binary.LittleEndian, &h); err != nil {
+	var raw [64]byte
+	if _, err := io.ReadFull(cr, raw[:]); err != nil {
 		return nil, short("header", err)
 	}
-	if h.Version != Version {
-		return nil, formatErr("version %d, this build reads version %d", h.Version, Version)
+	if v := binary.LittleEndian.Uint32(raw[:4]); v != Version {
+		return nil, formatErr("version %d, this build reads version %d", v, Version)
 	}
-	if h.Kind != kindProbe {
-		return nil, formatErr("reader kind %d, want %d (probe)", h.Kind, kindProbe)
+	var n int
+	var finish func(w []float32) Builtin
+	switch kind := binary.LittleEndian.Uint32(raw[4:8]); kind {
+	case kindProbe:
+		var h fileHeader
+		binary.Read(bytes.NewReader(raw[:]), binary.LittleEndian, &h)
+		a := Arch{Slots: int(h.Slots), Dim: int(h.Dim), Proj: int(h.Proj), Hidden: int(h.Hidden),
+			QuestionBuckets: int(h.QuestionBuckets), ChoiceBuckets: int(h.ChoiceBuckets)}
+		if err := a.validate(); err != nil {
+			return nil, fmt.Errorf("%w: header: %w", ErrFormat, err)
+		}
+		n = a.numParams()
+		finish = func(w []float32) Builtin {
+			p := &Probe{arch: a, lay: a.layout(), w: w}
+			p.setName()
+			return p
+		}
+	case kindText:
+		var h textHeader
+		binary.Read(bytes.NewReader(raw[:]), binary.LittleEndian, &h)
+		a := TextArch{Layout: screen.CellLayout{Width: int(min(h.Width, 1<<20)), Height: int(min(h.Height, 1<<20)),
+			Top: int(min(h.Top, 1<<20)), Bottom: int(min(h.Bottom, 1<<20)), PerGroup: int(min(h.Group, 1<<20))},
+			WeightBits: int(min(h.WeightBits, 64))}
+		if err := a.validate(); err != nil {
+			return nil, fmt.Errorf("%w: header: %w", ErrFormat, err)
+		}
+		n = 1 << a.WeightBits
+		finish = func(w []float32) Builtin {
+			t := &TextReader{arch: a, w: w}
+			t.setName()
+			return t
+		}
+	default:
+		return nil, formatErr("reader kind %d, want %d (probe) or %d (text)", kind, kindProbe, kindText)
 	}
-	a := Arch{Slots: int(h.Slots), Dim: int(h.Dim), Proj: int(h.Proj), Hidden: int(h.Hidden),
-		QuestionBuckets: int(h.QuestionBuckets), ChoiceBuckets: int(h.ChoiceBuckets)}
-	if err := a.validate(); err != nil {
-		return nil, fmt.Errorf("%w: header: %w", ErrFormat, err)
-	}
-	n := a.numParams()
 	w := make([]float32, 0, min(n, readChunk))
 	buf := make([]byte, 4*readChunk)
 	for len(w) < n {
@@ -161,13 +251,12 @@ func Read(r io.Reader) (*Probe, error) {
 	if got := binary.LittleEndian.Uint32(tail[:]); got != want {
 		return nil, formatErr("checksum %08x, computed %08x", got, want)
 	}
-	p := &Probe{arch: a, lay: a.layout(), w: w}
-	p.setName()
-	return p, nil
+	return finish(w), nil
 }
 
-// Load reads the probe file at path. Bytes after the checksum are an error.
-func Load(path string) (*Probe, error) {
+// Load reads the reader file at path (a probe or a text reader). Bytes
+// after the checksum are an error.
+func Load(path string) (Builtin, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reader: %w", err)

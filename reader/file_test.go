@@ -13,7 +13,7 @@ import (
 	"github.com/memowm/memowm/internal/fuzzdamage"
 )
 
-func probeBytes(t testing.TB, p *Probe) []byte {
+func probeBytes(t testing.TB, p Builtin) []byte {
 	var b bytes.Buffer
 	n, err := p.WriteTo(&b)
 	if err != nil || n != int64(b.Len()) {
@@ -27,10 +27,11 @@ func TestFileRoundTrip(t *testing.T) {
 	b := probeBytes(t, p)
 	// Read consumes exactly the probe's bytes.
 	r := bytes.NewReader(append(append([]byte(nil), b...), "tail"...))
-	q, err := Read(r)
+	qb, err := Read(r)
 	if err != nil {
 		t.Fatal(err)
 	}
+	q := qb.(*Probe)
 	if rest, _ := io.ReadAll(r); string(rest) != "tail" {
 		t.Fatalf("Read left %q, want %q", rest, "tail")
 	}

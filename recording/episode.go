@@ -46,7 +46,7 @@ func (r *Recording) episode(id int64, tick func()) (*trajectory.Episode, time.Du
 	start := time.Now()
 	if r.Meta.Screen == ScreenText {
 		for t := range r.Texts {
-			s, err := screen.EncodeText(buf[t*n:t*n:(t+1)*n], r.Texts[t], r.Meta.Width, r.Meta.Height)
+			s, err := r.encodeText(buf[t*n:t*n:(t+1)*n], r.Texts[t])
 			if err != nil {
 				return nil, 0, fmt.Errorf("recording: %s: %s line %d: %w", r.Dir, ScreensFile, t+1, err)
 			}
@@ -59,6 +59,26 @@ func (r *Recording) episode(id int64, tick func()) (*trajectory.Episode, time.Du
 		return nil, 0, err
 	}
 	return ep, time.Since(start), nil
+}
+
+// CheckTextEncoder reports an unknown text encoder name.
+func CheckTextEncoder(name string) error {
+	switch name {
+	case "", screen.EncoderHash, screen.EncoderCells:
+		return nil
+	}
+	return fmt.Errorf("recording: unknown text encoder %q (want %s or %s)", name, screen.EncoderHash, screen.EncoderCells)
+}
+
+// encodeText encodes one text screen with r.TextEncoder.
+func (r *Recording) encodeText(dst []float32, t screen.Text) ([]float32, error) {
+	switch r.TextEncoder {
+	case "", screen.EncoderHash:
+		return screen.EncodeText(dst, t, r.Meta.Width, r.Meta.Height)
+	case screen.EncoderCells:
+		return screen.EncodeCells(dst, t, r.Meta.Width, r.Meta.Height)
+	}
+	return dst, CheckTextEncoder(r.TextEncoder)
 }
 
 // frameChunk is how many PNG frames writeTo decodes at once (in parallel):
@@ -96,7 +116,7 @@ func (r *Recording) writeTo(w *trajectory.Writer, id int64, tick func()) (*traje
 			}
 		}()
 		if r.Meta.Screen == ScreenText {
-			if _, err := screen.EncodeText(dst[:0:n], r.Texts[t], r.Meta.Width, r.Meta.Height); err != nil {
+			if _, err := r.encodeText(dst[:0:n], r.Texts[t]); err != nil {
 				return fmt.Errorf("recording: %s: %s line %d: %w", r.Dir, ScreensFile, t+1, err)
 			}
 			return nil

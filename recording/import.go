@@ -12,6 +12,9 @@ import (
 type ImportOptions struct {
 	// Seed draws the question steps and choices (EpisodeQuestions). Default 0.
 	Seed uint64
+	// TextEncoder encodes text screens: screen.EncoderHash (the default,
+	// also "") or screen.EncoderCells. Image screens ignore it.
+	TextEncoder string
 	// Progress, if not nil, is called from Import's goroutine after each
 	// encoded observation with the count so far and the total over all
 	// folders.
@@ -53,6 +56,9 @@ func Import(dirs []string, out string, opt ImportOptions) (*ImportSummary, error
 	if _, err := trajectory.FormatOf(out); err != nil {
 		return nil, err
 	}
+	if err := CheckTextEncoder(opt.TextEncoder); err != nil {
+		return nil, err
+	}
 	sum := &ImportSummary{Screens: map[string]int{}}
 	recs := make([]*Recording, len(dirs))
 	kinds := map[string]bool{}
@@ -61,6 +67,7 @@ func Import(dirs []string, out string, opt ImportOptions) (*ImportSummary, error
 		if err != nil {
 			return nil, err
 		}
+		r.TextEncoder = opt.TextEncoder
 		recs[i] = r
 		sum.Observations += r.Steps
 		sum.Screens[r.Meta.Screen]++

@@ -26,6 +26,9 @@ type Recording struct {
 	// Facts[t] is screen t's facts as canonical JSON (compact, keys sorted);
 	// nil when the folder has no facts.jsonl.
 	Facts [][]byte
+	// TextEncoder names the encoder of text screens: screen.EncoderHash
+	// (also "") or screen.EncoderCells. Read leaves it empty.
+	TextEncoder string
 }
 
 // Read reads and checks the recording folder dir: recording.json, the

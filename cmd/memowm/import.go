@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/memowm/memowm/recording"
+	"github.com/memowm/memowm/screen"
 	"github.com/memowm/memowm/trajectory"
 )
 
 func runImport(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("import", "--out FILE [--seed S] [--quiet] DIR...",
+	fs := newFlags("import", "--out FILE [--seed S] [--encoder hash|cells] [--quiet] DIR...",
 		"Turns recording folders (docs/recording-format.md: recording.json, screens.jsonl\n"+
 			"or frames/*.png, actions.jsonl, facts.jsonl) into one trajectory file, one\n"+
 			"episode per folder (ids 0.. in the order given), format from FILE's extension\n"+
@@ -20,11 +21,17 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 			"through memowm's fixed screen encoders (package screen); questions drawn from\n"+
 			"the facts go to FILE.questions.jsonl. Every folder is checked before anything\n"+
 			"is written; on error nothing is written. Users with their own encoder write\n"+
-			"states into a trajectory file directly instead.", stdout)
+			"states into a trajectory file directly instead.\n\n"+
+			"Text screens have two encoders (--encoder): hash, hashed character n-grams of\n"+
+			"32 regions (the default), and cells, every cell's character in the code group\n"+
+			"(OPQ subspace) of its run of cells, so a quantizer fitted with --rotation none\n"+
+			"keeps characters, a status line's digits included, and the built-in text reader\n"+
+			"(fit --stage reader --text) reads them back (docs/recording.md).", stdout)
 	out := fs.String("out", "", "output trajectory file (required)")
 	force := fs.Bool("force", false, forceHelp)
 	seed := fs.Uint64("seed", 1, "seed of the question steps and choices (default: the seed in the first folder's\nrecording.json, as its recorder used, else 1)")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	encoder := fs.String("encoder", "hash", "text screen encoder: hash (n-gram features of 32 regions) or cells (the characters\nof every cell; fit the quantizer with --rotation none)")
 	dirs, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -35,6 +42,9 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	if len(dirs) == 0 {
 		return usagef("want at least one recording folder DIR")
 	}
+	if *encoder != screen.EncoderHash && *encoder != screen.EncoderCells {
+		return usagef("--encoder %q: want hash or cells", *encoder)
+	}
 	if err := checkOutput(*out, outTrajectory, *force); err != nil {
 		return err
 	}
@@ -44,7 +54,7 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	if !seedSet {
 		*seed = recordedSeed(dirs[0], *seed)
 	}
-	opt := recording.ImportOptions{Seed: *seed}
+	opt := recording.ImportOptions{Seed: *seed, TextEncoder: *encoder}
 	if !*quiet {
 		// Short imports print the summary alone; long ones a line every 2 s.
 		start, last, printed := time.Now(), time.Now(), false
@@ -75,8 +85,12 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "wrote %s: %s, %s (%s), %s; %d questions in %s\n",
 		*out, count(sum.Episodes, "episode"), count(sum.Observations, "observation"), count(sum.Observations-sum.Episodes, "transition"), humanBytes(ts.SizeBytes), sum.Questions, trajectory.QuestionsPath(*out))
-	fmt.Fprintf(stdout, "screens: %s (%s); states %dx%d float32\n",
-		strings.Join(screens, ", "), strings.Join(sum.Kinds, ", "), recording.Shape.Slots, recording.Shape.Dim)
+	enc := ""
+	if sum.Screens[recording.ScreenText] > 0 {
+		enc = ", text encoder " + *encoder
+	}
+	fmt.Fprintf(stdout, "screens: %s (%s); states %dx%d float32%s\n",
+		strings.Join(screens, ", "), strings.Join(sum.Kinds, ", "), recording.Shape.Slots, recording.Shape.Dim, enc)
 	fmt.Fprintf(stdout, "encoded %d screens in %s (%.0f screens/s); import took %s\n",
 		sum.Observations, importDur(sum.Encode), sum.ScreensPerSecond(), importDur(sum.Elapsed))
 	return nil

@@ -168,10 +168,16 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 	d := reader.DefaultProbeConfig()
 	epochs := fs.Int("epochs", d.Epochs, "at most this many passes over the questions")
 	seed := fs.Uint64("seed", d.Seed, "seed of the split, initialisation and shuffles")
-	probePath := fs.String("probe", "", "take this trained probe file instead of training one; --in TRAJ is then the evaluation set")
+	probePath := fs.String("probe", "", "take this trained reader file (a probe or a text reader) instead of training one; --in TRAJ is then\nthe evaluation set")
+	textReader := fs.Bool("text", false, "train the text reader instead of the probe: it reads states of the cells text encoder\n(import --encoder cells) back into screens and scores each answer by where it stands\non the screen, so values never seen in training can be read (docs/retention.md)")
+	screenSize := fs.String("screen", "80x24", "with --text: the size of the screens, columns x rows")
+	evalPath := fs.String("eval", "", "also evaluate the trained reader on this held-out trajectory file's questions (through\nthe bundle's quantizer: complete quantised states, what lossless memory decodes to)")
 	readerURL := readerFlag(fs)
 	if err := sf.check(fs, args); err != nil {
 		return err
+	}
+	if *textReader && (*readerURL.url != "" || *probePath != "") {
+		return usagef("--text trains the text reader: give it without --reader and --probe")
 	}
 	if *readerURL.url != "" && *probePath != "" {
 		return usagef("--reader and --probe are two readers: give one")
@@ -227,6 +233,9 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 		return sf.finish(stdout, b, map[string]any{"stage": "reader", "reader": probe.Name(), "params": probe.NumParams(),
 			"probe": *probePath, "questions": len(data.qs), "evaluation": evaluationJSON(ev)})
 	}
+	if *textReader {
+		return fitTextReader(b, data, sf, *screenSize, *evalPath, *epochs, *seed, fs, stdout, stderr)
+	}
 	cfg := d
 	cfg.Epochs, cfg.Seed = *epochs, *seed
 	cfg.Slots, cfg.Dim = b.OPQ.Shape().Slots, b.OPQ.Shape().Dim
@@ -240,6 +249,10 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	b.Reader = probe
+	held, err := heldOutEval(b, probe, *evalPath)
+	if err != nil {
+		return err
+	}
 	if err := b.Save(*sf.out); err != nil {
 		return err
 	}
@@ -247,10 +260,12 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(text, "reader: %d parameters, trained on %d questions (%d episodes) in %.1f s, best epoch %d of %d\n",
 		rep.Params, rep.TrainQuestions, rep.TrainEpisodes, rep.Duration.Seconds(), rep.BestEpoch, rep.Epochs)
 	printEvaluation(text, fmt.Sprintf("validation (%d questions, %d episodes)", rep.ValQuestions, rep.ValEpisodes), rep.Val)
-	return sf.finish(stdout, b, map[string]any{"stage": "reader", "reader": probe.Name(), "params": rep.Params,
+	sum := map[string]any{"stage": "reader", "reader": probe.Name(), "params": rep.Params,
 		"train_questions": rep.TrainQuestions, "train_episodes": rep.TrainEpisodes, "seconds": rep.Duration.Seconds(),
 		"best_epoch": rep.BestEpoch, "epochs": rep.Epochs, "validation_questions": rep.ValQuestions,
-		"validation_episodes": rep.ValEpisodes, "validation": evaluationJSON(rep.Val)})
+		"validation_episodes": rep.ValEpisodes, "validation": evaluationJSON(rep.Val)}
+	held.print(text, sum)
+	return sf.finish(stdout, b, sum)
 }
 
 func printEvaluation(w io.Writer, title string, ev reader.Evaluation) {
