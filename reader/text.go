@@ -162,7 +162,7 @@ func (r *TextReader) features(dst []choiceFeats, g *screen.Grid, kind string, ch
 	for _, y := range choices {
 		cf := choiceFeats{own: []uint32{uint32(h.str("v", y) & mask)}}
 		if y == "" {
-			cf.own = append(cf.own, uint32(h.str("empty", "") & mask))
+			cf.own = append(cf.own, uint32(h.str("empty", "")&mask))
 		}
 		if n, err := strconv.Atoi(y); err == nil && g.HasCursor {
 			for d := -1; d <= 1; d++ {
