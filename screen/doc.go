@@ -29,6 +29,28 @@
 // (+1 or -1). The integer counts c become sign(c)*sqrt(|c|): a region of
 // ordinary text gives values of about -2..2, an empty region zeros.
 //
+// EncodeCells is the second text encoder: it keeps the characters. The
+// state is read as 1,024 groups of 16 values (group g at values
+// [16g, 16g+16), OPQ's subspace g%32 of slot g/32 when the quantizer has no
+// rotation). A screen of at most 1,020 cells gives every cell its own group;
+// a larger one (NewCellLayout) gives a group a cell in its first row and its
+// last two, where most terminal programs keep their message and status
+// lines, and cuts every other row into runs of the fewest cells a group that
+// fit (3 on 80 x 24: rows 0, 22 and 23 a cell a group, the 21 others 27
+// groups each, 807 groups in all). Cell k of a run of c cells adds its
+// character's embedding to dims [16k/c, max(16k/c+1, 16(k+1)/c)) of the
+// group: a vector of values each the sum of three uniforms in [-1, 1)
+// drawn by SplitMix64 from a fixed seed and the rune, the space the zero
+// vector. The last 4 groups hold the cursor: column/16, column%16, row/16
+// and row%16, each plus one, as embeddings from their own seeds (all zeros
+// without a cursor). CellLayout.Decode reads a state back into a screen,
+// each cell the printable ASCII character with the nearest embedding: the
+// exact inverse on ASCII screens, and what a quantised state still shows.
+// With 64 codewords a group, a group of one cell keeps any of 64 characters
+// at its place exactly; a run of 3 keeps 64 patterns of 3 characters (about
+// 2 bits a cell), so the middle of a large screen is where the 6,144-bit
+// state is lossy.
+//
 // EncodeImage area-averages a picture onto a grid of ImageGridW x ImageGridH
 // cells (64 x 32; cell x covers pixel columns [x*W/64, (x+1)*W/64), at least
 // one), cuts the grid into 32 regions of 8 x 8 cells, 4 rows x 8 columns
@@ -49,7 +71,8 @@
 //     and float64 additions in a fixed order. Nothing runs in goroutines.
 //   - Locality: slot s depends only on its region: the cells (or pixels) of
 //     region s and, for text, the cursor when it lies in region s. A change
-//     confined to one region changes at most that slot.
+//     confined to one region changes at most that slot. For EncodeCells a
+//     cell's change changes only its own dims, and slot 31 holds the cursor.
 //   - Equal screens give equal states. A text row shorter than the width is
 //     padded with spaces, so trailing spaces never matter.
 //   - Every value is finite.
