@@ -12,7 +12,7 @@
 // opq.Quantizer.Decode), and the question a trajectory.Question whose Answer is
 // one of its Choices. The result is the bits of the reference answer.
 //
-// Two readers are provided:
+// Three readers are provided:
 //
 //   - Probe, a small built-in model trained on complete quantised states and
 //     the sim questions (TrainProbe), then frozen and saved (Probe.WriteTo,
@@ -30,6 +30,23 @@
 //
 //     Features are hashed (FNV-1a 64, two buckets each), so a subject or choice
 //     never seen in training still gets a score.
+//
+//   - TextReader, the built-in reader of text screens: it reads a state of
+//     the cells encoder (screen.EncodeCells) back into a screen (each cell
+//     the character whose embedding is nearest) and scores each choice by
+//     where it stands on that screen: a log-linear model over hashed
+//     features of the choice (its value, whether it appears at all, whether
+//     it is the cursor's column or row) and of every place it appears (the
+//     characters and character classes around it, its row from the top and
+//     the bottom, its column band), each joined with the question's kind,
+//
+//     s(y) = w . f(y) + log sum over places o of exp(w . f(o))
+//     P    = softmax(s) over the choices
+//
+//     So it reads values never seen in training ("T:" then digits on the
+//     bottom row is the turn) when the quantised state still shows them,
+//     and falls back to the value prior when it does not. TrainText fits w
+//     with AdaGrad, one question a step, in a seeded order.
 //
 //   - HTTPReader, an adapter for a reader of the user's own (for example an LLM
 //     behind a local endpoint), speaking the JSON protocol documented in
@@ -58,7 +75,12 @@
 //   - Training (TrainProbe) is seeded and deterministic for a given config:
 //     the split, the shuffles, the initialisation and the gradient sums (a
 //     fixed number of chunks summed in chunk order) do not depend on GOMAXPROCS.
-//   - Files are versioned and end in a CRC-32C; Read consumes exactly a probe's
+//   - The text reader's results depend only on its weights and the inputs:
+//     decoding is nearest-neighbour in float64 over a fixed alphabet, sums
+//     over features run in feature order, and BitsEdits (which re-decodes
+//     only the edited slot's cells) equals Bits of the edited state.
+//   - Files are versioned and end in a CRC-32C (kind 1 the probe, kind 2
+//     the text reader); Read consumes exactly a probe's
 //     bytes, refuses damaged or foreign data with an error wrapping ErrFormat,
 //     never panics, and grows memory only with the bytes actually read.
 //   - Every error message starts with "reader: ".
