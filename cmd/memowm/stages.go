@@ -788,6 +788,8 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 	device := fs.String("device", "auto", "where the world model's training blocks run: cpu, cuda, auto or emulator (see 'fit --stage wm -h')")
 	opqPath := fs.String("opq", "", "quantizer file (default: fit one on TRAIN)")
 	probe := fs.String("probe", "", "trained reader probe (default: train one on TRAIN)")
+	textReader := fs.Bool("text", false, "train the text reader instead of the probe (states of import --encoder cells;\nsee 'fit --stage reader -h')")
+	screenSize := fs.String("screen", "80x24", "with --text: the size of the screens, columns x rows")
 	readerURL := readerFlag(fs)
 	impact := fs.String("impact", "loop", "the risk stage's V_j: loop (closed-loop slot omission), mean or abs (single-coordinate counterfactuals); see 'fit --stage risk -h'")
 	riskCalib := fs.String("risk-calib", "", "measure the risk tables on these trajectories and calibrate lambda on --calib alone\n(default: both on --calib, which lets lambda fit the same questions the impacts came from)")
@@ -818,6 +820,16 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 		riskIn = *riskCalib
 	}
 	wm, rd, rk := *out+".wm", *out+".reader", *out+".risk"
+	var textArgs []string
+	if *textReader {
+		if *probe != "" || *readerURL.url != "" {
+			return usagef("--text trains the text reader: give it without --reader and --probe")
+		}
+		if _, _, err := parseScreen(*screenSize); err != nil {
+			return err
+		}
+		textArgs = []string{"--text", "--screen", *screenSize}
+	}
 	for _, p := range []string{*out, wm, rd, rk} {
 		if err := checkOutput(p, outStage, *force, input{"--in", *in}, input{"--calib", *calibPath}, input{"--risk-calib", *riskCalib}, input{"--opq", *opqPath}, input{"--probe", *probe}); err != nil {
 			return err
@@ -836,7 +848,7 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 		args []string
 	}{
 		{"wm", runFitWM, append([]string{"--in", *in, "--out", wm, "--preset", *preset, "--steps", fmt.Sprint(*steps), "--opq", *opqPath, "--device", *device}, qf...)},
-		{"reader", runFitReader, append([]string{"--model", wm, "--in", *in, "--out", rd, "--probe", *probe}, append(readerURL.args(), qf...)...)},
+		{"reader", runFitReader, append(append([]string{"--model", wm, "--in", *in, "--out", rd, "--probe", *probe}, textArgs...), append(readerURL.args(), qf...)...)},
 		{"risk", runFitRisk, append([]string{"--model", rd, "--in", riskIn, "--out", rk, "--impact", *impact}, append(readerURL.args(), qf...)...)},
 		{"lambda", runFitLambda, append([]string{"--model", rk, "--in", *calibPath, "--out", *out, "--epsilon", fmt.Sprint(*epsilon), fmt.Sprintf("--baselines=%v", *baselines)}, append(readerURL.args(), qf...)...)},
 	}
