@@ -129,6 +129,10 @@ func FuzzRead(f *testing.F) {
 	f.Add(b)
 	f.Add(b[:len(b)/2])
 	f.Add(fixCRC(append(append([]byte(nil), b[:len(b)-4]...), 0, 0, 0, 0)))
+	tb := smallTextReaderBytes(f)
+	f.Add(tb)
+	f.Add(tb[:len(tb)/2])
+	f.Add(fixCRC(append(append(append([]byte(nil), tb[:len(Magic)+24]...), 2, 0, 0, 0), tb[len(Magic)+28:]...)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Read(bytes.NewReader(data))
 		if err != nil {
