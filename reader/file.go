@@ -193,6 +193,11 @@ func Read(r io.Reader) (Builtin, error) {
 	if v := binary.LittleEndian.Uint32(raw[:4]); v != Version {
 		return nil, formatErr("version %d, this build reads version %d", v, Version)
 	}
+	for i, c := range raw[32:] { // both headers end in 32 reserved bytes
+		if c != 0 {
+			return nil, formatErr("reserved header byte %d is %d, want 0", 32+i, c)
+		}
+	}
 	var n int
 	var finish func(w []float32) Builtin
 	switch kind := binary.LittleEndian.Uint32(raw[4:8]); kind {

@@ -334,6 +334,35 @@ func (r *TextReader) each(n int, f func(i int, s *textScratch)) {
 	wg.Wait()
 }
 
+// runs cuts 0..n into runs of consecutive questions that read the same
+// state (the same backing array), so each state is decoded once.
+func runs(states [][]float32, n int) [][2]int {
+	var out [][2]int
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && len(states[j]) > 0 && &states[j][0] == &states[i][0] {
+			j++
+		}
+		out = append(out, [2]int{i, j})
+		i = j
+	}
+	return out
+}
+
+// eachRun decodes each run's state once and calls f for every question of
+// the run with the choice probabilities in s.sc.
+func (r *TextReader) eachRun(states [][]float32, qs []*trajectory.Question, f func(i int, s *textScratch)) {
+	rs := runs(states, len(qs))
+	r.each(len(rs), func(k int, s *textScratch) {
+		lo, hi := rs[k][0], rs[k][1]
+		r.arch.Layout.DecodeGrid(&s.g, states[lo]) // checked: cannot fail
+		for i := lo; i < hi; i++ {
+			r.probs(s, qs[i])
+			f(i, s)
+		}
+	})
+}
+
 // Bits implements Reader.
 func (r *TextReader) Bits(dst []float64, states [][]float32, qs []*trajectory.Question) ([]float64, error) {
 	ans, err := r.check(states, qs)
@@ -341,11 +370,7 @@ func (r *TextReader) Bits(dst []float64, states [][]float32, qs []*trajectory.Qu
 		return nil, err
 	}
 	dst = grow(dst, len(qs))
-	r.each(len(qs), func(i int, s *textScratch) {
-		r.arch.Layout.DecodeGrid(&s.g, states[i]) // checked: cannot fail
-		r.probs(s, qs[i])
-		dst[i] = bitsOf(s.sc, ans[i])
-	})
+	r.eachRun(states, qs, func(i int, s *textScratch) { dst[i] = bitsOf(s.sc, ans[i]) })
 	return dst, nil
 }
 
@@ -356,9 +381,7 @@ func (r *TextReader) Predict(dst []int, states [][]float32, qs []*trajectory.Que
 		return nil, err
 	}
 	dst = grow(dst, len(qs))
-	r.each(len(qs), func(i int, s *textScratch) {
-		r.arch.Layout.DecodeGrid(&s.g, states[i])
-		r.probs(s, qs[i])
+	r.eachRun(states, qs, func(i int, s *textScratch) {
 		best := 0
 		for c, v := range s.sc {
 			if v > s.sc[best] {

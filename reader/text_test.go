@@ -655,7 +655,6 @@ func TestTextFileDamage(t *testing.T) {
 // that writes back other bytes would break "write, read, write" and
 // FuzzRead's round trip.
 func TestTextFileReservedBytes(t *testing.T) {
-	t.Skip("known bug, reported: reader.Read (file.go, both kinds) does not check the header's reserved bytes; remove this skip with the fix")
 	b := smallTextReaderBytes(t)
 	for off := len(Magic) + 32; off < len(Magic)+64; off++ {
 		c := append([]byte(nil), b...)

@@ -86,9 +86,12 @@ func TrainText(states [][]float32, qs []*trajectory.Question, cfg TextConfig, pr
 		return nil, Report{}, fmt.Errorf("%w: no training questions (%d questions, validation fraction %v)", ErrConfig, len(qs), cfg.ValFraction)
 	}
 	feats := make([][]choiceFeats, len(qs))
-	r.each(len(qs), func(i int, s *textScratch) {
-		r.arch.Layout.DecodeGrid(&s.g, states[i])
-		feats[i] = r.features(nil, &s.g, qs[i].Kind, qs[i].Choices)
+	rs := runs(states, len(qs))
+	r.each(len(rs), func(k int, s *textScratch) {
+		r.arch.Layout.DecodeGrid(&s.g, states[rs[k][0]])
+		for i := rs[k][0]; i < rs[k][1]; i++ {
+			feats[i] = r.features(nil, &s.g, qs[i].Kind, qs[i].Choices)
+		}
 	})
 	w := make([]float64, len(r.w))
 	g2 := make([]float64, len(r.w))
