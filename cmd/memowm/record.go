@@ -90,10 +90,10 @@ func replaceRecDir(verb, tmp, dir string) error {
 // importRecording builds the trajectory out from a recorder's folder dir
 // with recording.Import (progress on stderr every 2 s unless quiet).
 // An interrupt during the import says that the folder is complete.
-func importRecording(dir, out string, seed uint64, quiet bool, stderr io.Writer) (*recording.ImportSummary, error) {
+func importRecording(dir, out string, seed uint64, encoder string, quiet bool, stderr io.Writer) (*recording.ImportSummary, error) {
 	setInterruptNote(fmt.Sprintf("the recording folder %s is complete: 'memowm import --out %s %s' builds the trajectory", dir, out, dir))
 	defer setInterruptNote("")
-	opt := recording.ImportOptions{Seed: seed}
+	opt := recording.ImportOptions{Seed: seed, TextEncoder: encoder}
 	if !quiet {
 		last := time.Now()
 		opt.Progress = func(done, total int) {

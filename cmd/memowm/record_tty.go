@@ -36,6 +36,7 @@ func runRecordTTY(args []string, stdout, stderr io.Writer) error {
 	settle := fs.Duration("settle", 50*time.Millisecond, "a screen has settled when unchanged this long")
 	settleMax := fs.Duration("settle-max", 1500*time.Millisecond, "wait at most this long per step for the screen to settle")
 	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	encoder := fs.String("encoder", "hash", "text screen encoder of FILE: hash or cells (see 'memowm import -h'); the folder is the same")
 	// The program and its arguments follow "--" and are not memowm's flags
 	// (the flag package would take "-c" in "-- sh -c ..." for one).
 	flagArgs, prog := args, []string(nil)
@@ -54,6 +55,8 @@ func runRecordTTY(args []string, stdout, stderr io.Writer) error {
 		return usagef("--out FILE is required")
 	case *steps < 1:
 		return usagef("--steps must be at least 1")
+	case *encoder != screen.EncoderHash && *encoder != screen.EncoderCells:
+		return usagef("--encoder %q: want hash or cells", *encoder)
 	}
 	if err := checkOutput(*out, outTrajectory, *force); err != nil {
 		return err
@@ -131,7 +134,7 @@ func runRecordTTY(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, l)
 	}
 
-	sum, err := importRecording(*dir, *out, *seed, *quiet, stderr)
+	sum, err := importRecording(*dir, *out, *seed, *encoder, *quiet, stderr)
 	if err != nil {
 		return err
 	}

@@ -121,7 +121,7 @@ func runRecordWeb(args []string, stdout, stderr io.Writer) error {
 
 	printWebResult(stdout, *dir, cfg, res, elapsed)
 
-	sum, err := importRecording(*dir, *out, *seed, *quiet, stderr)
+	sum, err := importRecording(*dir, *out, *seed, "", *quiet, stderr)
 	if err != nil {
 		return fmt.Errorf("%w (the recording folder %s is complete; 'memowm import' can retry)", err, *dir)
 	}
