@@ -292,10 +292,37 @@ func (l CellLayout) decodeSlot(g *Grid, s int, v []float32) {
 	}
 }
 
+// spaceRadius2[n] is 0.8 times the squared half norm of the shortest
+// printable character's n-dim embedding (the margin keeps the shortcut in
+// nearestChar clear of rounding).
+var spaceRadius2 = func() (t [GroupDim + 1]float64) {
+	for n := 1; n <= GroupDim; n++ {
+		m := math.Inf(1)
+		for c := 33; c < 127; c++ {
+			s := 0.0
+			for _, x := range asciiEmbeddings[n][c] {
+				s += float64(float64(x) * float64(x))
+			}
+			m = min(m, s)
+		}
+		t[n] = 0.8 * m / 4
+	}
+	return t
+}()
+
 // nearestChar returns the printable ASCII character (32..126) whose
 // embedding is nearest v (squared distance in float64, the lowest code on
 // ties).
 func nearestChar(v []float32, emb *[128][]float32) byte {
+	// A vector well inside half the shortest embedding's norm is nearer the
+	// space (the zero vector) than any character: |v - e| >= |e| - |v| > |v|.
+	n2 := 0.0
+	for _, x := range v {
+		n2 += float64(float64(x) * float64(x))
+	}
+	if n2 < spaceRadius2[len(v)] {
+		return ' '
+	}
 	best, bestD := byte(' '), math.Inf(1)
 	for c := 32; c < 127; c++ {
 		d := 0.0

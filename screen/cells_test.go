@@ -1,6 +1,7 @@
 package screen
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -206,5 +207,39 @@ func TestCellsDecodeSlot(t *testing.T) {
 	l, _ := NewCellLayout(80, 24)
 	if err := l.DecodeSlot(&g, 0, make([]float32, Dim)); err == nil {
 		t.Fatal("DecodeSlot into an empty grid")
+	}
+}
+
+// TestNearestCharShortcut: the space shortcut gives what the full search
+// gives, on vectors near zero and near every character.
+func TestNearestCharShortcut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for n := 1; n <= GroupDim; n++ {
+		emb := &asciiEmbeddings[n]
+		for range 2000 {
+			v := make([]float32, n)
+			c := 32 + rng.IntN(95)
+			scale := rng.Float64() * 1.5
+			for i := range v {
+				v[i] = emb[c][i] + float32(scale*rng.NormFloat64())
+				if rng.IntN(2) == 0 {
+					v[i] *= float32(rng.Float64())
+				}
+			}
+			best, bestD := byte(' '), math.Inf(1)
+			for k := 32; k < 127; k++ {
+				d := 0.0
+				for i, e := range emb[k] {
+					x := float64(v[i]) - float64(e)
+					d += float64(x * x)
+				}
+				if d < bestD {
+					best, bestD = byte(k), d
+				}
+			}
+			if got := nearestChar(v, emb); got != best {
+				t.Fatalf("%d dims, %v: nearestChar %q, full search %q", n, v, got, best)
+			}
+		}
 	}
 }
