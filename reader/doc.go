@@ -87,7 +87,8 @@
 //
 // # Concurrency
 //
-// A Probe is immutable after TrainProbe or Read and safe for concurrent use.
+// A Probe or a TextReader is immutable after training or Read and safe for
+// concurrent use.
 // An HTTPReader is safe for concurrent use.
 package reader
 
@@ -97,7 +98,7 @@ import "errors"
 var (
 	// ErrFormat is wrapped by every error about data that is not a valid
 	// probe file.
-	ErrFormat = errors.New("reader: not a valid probe file")
+	ErrFormat = errors.New("reader: not a valid reader file")
 	// ErrShape is wrapped when a state has the wrong number of values or is
 	// not finite, or a slot edit is out of range.
 	ErrShape = errors.New("reader: state does not match the reader's shape")

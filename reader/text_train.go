@@ -105,8 +105,8 @@ func TrainText(states [][]float32, qs []*trajectory.Question, cfg TextConfig, pr
 		return bitsOf(s.sc, ans[i])
 	}
 	update := func(f uint32, g float64) {
-		g += cfg.L2 * w[f]
-		g2[f] += g * g
+		g += float64(cfg.L2 * w[f]) // explicit roundings: no fused multiply-add
+		g2[f] += float64(g * g)
 		w[f] -= cfg.LR * g / (math.Sqrt(g2[f]) + 1e-8)
 	}
 	evalVal := func() (bits, acc float64) {

@@ -2,9 +2,11 @@ package recording
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"time"
 
+	"github.com/memowm/memowm/screen"
 	"github.com/memowm/memowm/trajectory"
 )
 
@@ -68,6 +70,11 @@ func Import(dirs []string, out string, opt ImportOptions) (*ImportSummary, error
 			return nil, err
 		}
 		r.TextEncoder = opt.TextEncoder
+		if r.TextEncoder == screen.EncoderCells && r.Meta.Screen == ScreenText {
+			if _, err := screen.NewCellLayout(r.Meta.Width, r.Meta.Height); err != nil {
+				return nil, fmt.Errorf("recording: %s: %w", d, err)
+			}
+		}
 		recs[i] = r
 		sum.Observations += r.Steps
 		sum.Screens[r.Meta.Screen]++

@@ -109,10 +109,11 @@ func (l CellLayout) Cell(x, y int) (group, lo, hi int) {
 	return group, lo, hi
 }
 
-// valid reports a layout NewCellLayout could not have returned.
+// valid reports whether l is the layout NewCellLayout gives its size (any
+// other is refused: its arithmetic is only checked for those).
 func (l CellLayout) valid() bool {
-	return l.Width >= 1 && l.Height >= 1 && l.Width <= MaxTextSize && l.Height <= MaxTextSize &&
-		l.PerGroup >= 1 && l.Top >= 0 && l.Bottom >= 0 && l.Top+l.Bottom <= l.Height && l.Groups() <= TextGroups
+	want, err := NewCellLayout(l.Width, l.Height)
+	return err == nil && want == l
 }
 
 // Seeds of the embeddings.

@@ -45,7 +45,9 @@
 // and row%16, each plus one, as embeddings from their own seeds (all zeros
 // without a cursor). CellLayout.Decode reads a state back into a screen,
 // each cell the printable ASCII character with the nearest embedding: the
-// exact inverse on ASCII screens, and what a quantised state still shows.
+// exact inverse on ASCII screens whose layout has at most 16 cells a group
+// (past that, several cells share a dim and decoding is a guess), and what
+// a quantised state still shows.
 // With 64 codewords a group, a group of one cell keeps any of 64 characters
 // at its place exactly; a run of 3 keeps 64 patterns of 3 characters (about
 // 2 bits a cell), so the middle of a large screen is where the 6,144-bit
@@ -72,7 +74,8 @@
 //   - Locality: slot s depends only on its region: the cells (or pixels) of
 //     region s and, for text, the cursor when it lies in region s. A change
 //     confined to one region changes at most that slot. For EncodeCells a
-//     cell's change changes only its own dims, and slot 31 holds the cursor.
+//     cell's change changes only its own dims (shared with other cells only
+//     past 16 cells a group), and slot 31 holds the cursor.
 //   - Equal screens give equal states. A text row shorter than the width is
 //     padded with spaces, so trailing spaces never matter.
 //   - Every value is finite.

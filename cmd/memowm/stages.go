@@ -19,6 +19,7 @@ import (
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/reader"
 	"github.com/memowm/memowm/risk"
+	"github.com/memowm/memowm/screen"
 	"github.com/memowm/memowm/trajectory"
 	"github.com/memowm/memowm/worldmodel"
 )
@@ -65,11 +66,17 @@ func loadCalib(b *model.Bundle, path string) (*calibData, error) {
 	d := &calibData{eps: eps}
 	for _, ep := range eps {
 		for t := range ep.Codes {
-			for _, q := range byStep[risk.StepKey{Episode: ep.ID, Step: t}] {
-				x, err := b.OPQ.Decode(ep.Codes[t])
-				if err != nil {
-					return nil, err
-				}
+			qs := byStep[risk.StepKey{Episode: ep.ID, Step: t}]
+			if len(qs) == 0 {
+				continue
+			}
+			// One decode per step: its questions share the state (readers
+			// only read it, and the text reader decodes a shared one once).
+			x, err := b.OPQ.Decode(ep.Codes[t])
+			if err != nil {
+				return nil, err
+			}
+			for _, q := range qs {
 				d.qs, d.states = append(d.qs, q), append(d.states, x)
 			}
 		}
@@ -163,10 +170,11 @@ func (sf *stageFlags) check(fs *flag.FlagSet, args []string) error {
 }
 
 func runFitReader(args []string, stdout, stderr io.Writer) error {
-	fs, sf := newStage("reader", "Trains the built-in probe reader on the complete quantised states of TRAJ and\n"+
-		"its questions, freezes it and stores it in the bundle. It defines answer loss.", stdout)
+	fs, sf := newStage("reader", "Trains a built-in reader on the complete quantised states of TRAJ and its\n"+
+		"questions, freezes it and stores it in the bundle: the probe, or with --text the\n"+
+		"text reader. It defines answer loss.", stdout)
 	d := reader.DefaultProbeConfig()
-	epochs := fs.Int("epochs", d.Epochs, "at most this many passes over the questions")
+	epochs := fs.Int("epochs", d.Epochs, fmt.Sprintf("at most this many passes over the questions (default %d for the probe, %d for --text)", d.Epochs, reader.DefaultTextConfig().Epochs))
 	seed := fs.Uint64("seed", d.Seed, "seed of the split, initialisation and shuffles")
 	probePath := fs.String("probe", "", "take this trained reader file (a probe or a text reader) instead of training one; --in TRAJ is then\nthe evaluation set")
 	textReader := fs.Bool("text", false, "train the text reader instead of the probe: it reads states of the cells text encoder\n(import --encoder cells) back into screens and scores each answer by where it stands\non the screen, so values never seen in training can be read (docs/retention.md)")
@@ -182,14 +190,40 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 	if *readerURL.url != "" && *probePath != "" {
 		return usagef("--reader and --probe are two readers: give one")
 	}
+	if *evalPath != "" && (*readerURL.url != "" || *probePath != "") {
+		return usagef("--eval evaluates a reader this stage trains; with --reader or --probe, --in TRAJ is the evaluation set")
+	}
+	if err := checkOutput(*sf.out, outStage, true, input{"--eval", *evalPath}); err != nil {
+		return err
+	}
+	var layout screen.CellLayout
+	if *textReader {
+		var err error
+		if layout, err = parseScreen(*screenSize); err != nil {
+			return err
+		}
+	} else if flagSet(fs, "screen") {
+		return usagef("--screen is the text reader's: give it with --text")
+	}
 	b, _, err := loadBundle(*sf.bundle)
 	if err != nil {
 		return err
+	}
+	if sh := b.OPQ.Shape(); *textReader && (sh.Slots != screen.Slots || sh.Dim != screen.Dim) {
+		return usagef("the text reader reads %dx%d states of the cells encoder; %s's quantizer has %dx%d", screen.Slots, screen.Dim, *sf.bundle, sh.Slots, sh.Dim)
 	}
 	warnUntrained(stderr, "fit", *sf.bundle, b)
 	data, err := loadCalib(b, *sf.in)
 	if err != nil {
 		return err
+	}
+	// The held-out set is read before training, so that a bad --eval
+	// never throws a finished training away.
+	var evalData *calibData
+	if *evalPath != "" {
+		if evalData, err = loadCalib(b, *evalPath); err != nil {
+			return err
+		}
 	}
 	if *readerURL.url != "" {
 		// An external reader: evaluated on TRAJ; the bundle is written as
@@ -234,7 +268,7 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 			"probe": *probePath, "questions": len(data.qs), "evaluation": evaluationJSON(ev)})
 	}
 	if *textReader {
-		return fitTextReader(b, data, sf, *screenSize, *evalPath, *epochs, *seed, fs, stdout, stderr)
+		return fitTextReader(b, data, evalData, *evalPath, sf, layout, *epochs, *seed, fs, stdout, stderr)
 	}
 	cfg := d
 	cfg.Epochs, cfg.Seed = *epochs, *seed
@@ -249,7 +283,7 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	b.Reader = probe
-	held, err := heldOutEval(b, probe, *evalPath)
+	held, err := heldOutEval(probe, *evalPath, evalData)
 	if err != nil {
 		return err
 	}
@@ -825,7 +859,7 @@ func runFitAll(args []string, stdout, stderr io.Writer) error {
 		if *probe != "" || *readerURL.url != "" {
 			return usagef("--text trains the text reader: give it without --reader and --probe")
 		}
-		if _, _, err := parseScreen(*screenSize); err != nil {
+		if _, err := parseScreen(*screenSize); err != nil {
 			return err
 		}
 		textArgs = []string{"--text", "--screen", *screenSize}

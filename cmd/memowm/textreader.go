@@ -4,41 +4,37 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/memowm/memowm/model"
 	"github.com/memowm/memowm/reader"
 	"github.com/memowm/memowm/screen"
 )
 
-// parseScreen reads a screen size "WxH".
-func parseScreen(s string) (w, h int, err error) {
+// parseScreen reads a screen size "WxH" and returns its cell layout.
+func parseScreen(s string) (screen.CellLayout, error) {
+	var w, h int
 	var rest string
-	if n, _ := fmt.Sscanf(s, "%dx%d%s", &w, &h, &rest); n != 2 || w < 1 || h < 1 {
-		return 0, 0, usagef("--screen %q: want columns x rows, e.g. 80x24", s)
+	if n, _ := fmt.Sscanf(s, "%dx%d%s", &w, &h, &rest); n != 2 || w < 1 || h < 1 || strings.ContainsAny(s, " \t\r\n") {
+		return screen.CellLayout{}, usagef("--screen %q: want columns x rows, e.g. 80x24", s)
 	}
-	return w, h, nil
+	l, err := screen.NewCellLayout(w, h)
+	if err != nil {
+		return screen.CellLayout{}, usagef("--screen %s: %v", s, err)
+	}
+	return l, nil
 }
 
 // fitTextReader is 'fit --stage reader --text': trains the text reader on
-// data (complete quantised states of the cells encoder) and stores it in b.
-func fitTextReader(b *model.Bundle, data *calibData, sf *stageFlags, size, evalPath string, epochs int, seed uint64, fs *flag.FlagSet, stdout, stderr io.Writer) error {
-	w, h, err := parseScreen(size)
-	if err != nil {
-		return err
-	}
+// data (complete quantised states of the cells encoder), evaluates it on
+// held (if not nil) and stores it in b.
+func fitTextReader(b *model.Bundle, data, held *calibData, evalPath string, sf *stageFlags, layout screen.CellLayout, epochs int, seed uint64, fs *flag.FlagSet, stdout, stderr io.Writer) error {
 	cfg := reader.DefaultTextConfig()
-	if cfg.Layout, err = screen.NewCellLayout(w, h); err != nil {
-		return usagef("--screen %s: %v", size, err)
-	}
-	if sh := b.OPQ.Shape(); sh.Slots != screen.Slots || sh.Dim != screen.Dim {
-		return usagef("the text reader reads %dx%d states of the cells encoder; %s's quantizer has %dx%d", screen.Slots, screen.Dim, *sf.bundle, sh.Slots, sh.Dim)
-	}
+	cfg.Layout = layout
 	cfg.Seed = seed
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "epochs" {
-			cfg.Epochs = epochs
-		}
-	})
+	if flagSet(fs, "epochs") {
+		cfg.Epochs = epochs
+	}
 	tr, rep, err := reader.TrainText(data.states, data.qs, cfg, func(p reader.TrainProgress) {
 		if !*sf.quiet {
 			fmt.Fprintf(stderr, "fit reader: epoch %d/%d: train %.3f bits, validation %.3f bits, accuracy %.1f%% (%.1f s)\n",
@@ -49,7 +45,7 @@ func fitTextReader(b *model.Bundle, data *calibData, sf *stageFlags, size, evalP
 		return err
 	}
 	b.Reader = tr
-	held, err := heldOutEval(b, tr, evalPath)
+	ho, err := heldOutEval(tr, evalPath, held)
 	if err != nil {
 		return err
 	}
@@ -58,13 +54,13 @@ func fitTextReader(b *model.Bundle, data *calibData, sf *stageFlags, size, evalP
 	}
 	text := sf.text(stdout)
 	fmt.Fprintf(text, "reader: text reader %s for %dx%d screens (%d weights), trained on %d questions (%d episodes) in %.1f s, best epoch %d of %d\n",
-		tr.Name(), w, h, rep.Params, rep.TrainQuestions, rep.TrainEpisodes, rep.Duration.Seconds(), rep.BestEpoch, rep.Epochs)
+		tr.Name(), layout.Width, layout.Height, rep.Params, rep.TrainQuestions, rep.TrainEpisodes, rep.Duration.Seconds(), rep.BestEpoch, rep.Epochs)
 	printEvaluation(text, fmt.Sprintf("validation (%d questions, %d episodes)", rep.ValQuestions, rep.ValEpisodes), rep.Val)
-	sum := map[string]any{"stage": "reader", "reader": tr.Name(), "kind": "text", "screen": size, "params": rep.Params,
+	sum := map[string]any{"stage": "reader", "reader": tr.Name(), "kind": "text", "screen": fmt.Sprintf("%dx%d", layout.Width, layout.Height), "params": rep.Params,
 		"train_questions": rep.TrainQuestions, "train_episodes": rep.TrainEpisodes, "seconds": rep.Duration.Seconds(),
 		"best_epoch": rep.BestEpoch, "epochs": rep.Epochs, "validation_questions": rep.ValQuestions,
 		"validation_episodes": rep.ValEpisodes, "validation": evaluationJSON(rep.Val)}
-	held.print(text, sum)
+	ho.print(text, sum)
 	return sf.finish(stdout, b, sum)
 }
 
@@ -76,18 +72,11 @@ type heldOut struct {
 	ev        reader.Evaluation
 }
 
-// heldOutEval evaluates rd on the questions of the trajectory file at path
-// (nothing when path is empty), read through b's quantizer.
-func heldOutEval(b *model.Bundle, rd reader.Reader, path string) (*heldOut, error) {
-	if path == "" {
+// heldOutEval evaluates rd on data, the questions of the trajectory file
+// path (nothing when data is nil).
+func heldOutEval(rd reader.Reader, path string, data *calibData) (*heldOut, error) {
+	if data == nil {
 		return nil, nil
-	}
-	data, err := loadCalib(b, path)
-	if err != nil {
-		return nil, err
-	}
-	if len(data.qs) == 0 {
-		return nil, fmt.Errorf("--eval %s: no questions to evaluate on", path)
 	}
 	ev, err := reader.Evaluate(rd, data.states, data.qs)
 	if err != nil {

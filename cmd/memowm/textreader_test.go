@@ -126,6 +126,9 @@ func TestTextReaderCLI(t *testing.T) {
 		{[]string{"fit", "--stage", "reader", "--text", "--probe", p("br.mwb"), "--model", p("b0.mwb"), "--in", p("train.arrow"), "--out", p("x.mwb")}, "without --reader and --probe"},
 		{[]string{"record", "tty", "--encoder", "words", "--out", p("x.arrow"), "--", "sh"}, `--encoder "words": want hash or cells`},
 		{[]string{"fit", "--stage", "all", "--text", "--probe", p("br.mwb"), "--in", p("train.arrow"), "--calib", p("held.arrow"), "--out", p("x.mwb")}, "without --reader and --probe"},
+		{[]string{"fit", "--stage", "reader", "--screen", "40x5", "--model", p("b0.mwb"), "--in", p("train.arrow"), "--out", p("x.mwb")}, "--screen is the text reader's"},
+		{[]string{"fit", "--stage", "reader", "--probe", p("br.mwb"), "--eval", p("held.arrow"), "--model", p("b0.mwb"), "--in", p("train.arrow"), "--out", p("x.mwb")}, "--eval evaluates a reader this stage trains"},
+		{[]string{"fit", "--stage", "all", "--text", "--screen", "10x1022", "--in", p("train.arrow"), "--calib", p("held.arrow"), "--out", p("x.mwb")}, "does not fit"},
 		{[]string{"fit", "--stage", "reader", "--text", "--screen", "40by5", "--model", p("b0.mwb"), "--in", p("train.arrow"), "--out", p("x.mwb")}, `--screen "40by5"`},
 		{[]string{"fit", "--stage", "reader", "--text", "--screen", "10x1022", "--model", p("b0.mwb"), "--in", p("train.arrow"), "--out", p("x.mwb")}, "does not fit"},
 	} {
