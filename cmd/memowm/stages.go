@@ -176,7 +176,7 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 	d := reader.DefaultProbeConfig()
 	epochs := fs.Int("epochs", d.Epochs, fmt.Sprintf("at most this many passes over the questions (default %d for the probe, %d for --text)", d.Epochs, reader.DefaultTextConfig().Epochs))
 	seed := fs.Uint64("seed", d.Seed, "seed of the split, initialisation and shuffles")
-	probePath := fs.String("probe", "", "take this trained reader file (a probe or a text reader) instead of training one; --in TRAJ is then\nthe evaluation set")
+	probePath := fs.String("probe", "", "take this trained reader (a reader file, probe or text, or a bundle's reader) instead of\ntraining one; --in TRAJ is then the evaluation set (a file of codes, such as decoded\nmemory, is read as it is)")
 	textReader := fs.Bool("text", false, "train the text reader instead of the probe: it reads states of the cells text encoder\n(import --encoder cells) back into screens and scores each answer by where it stands\non the screen, so values never seen in training can be read (docs/retention.md)")
 	screenSize := fs.String("screen", "80x24", "with --text: the size of the screens, columns x rows")
 	evalPath := fs.String("eval", "", "also evaluate the trained reader on this held-out trajectory file's questions (through\nthe bundle's quantizer: complete quantised states, what lossless memory decodes to)")
@@ -246,7 +246,7 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 		return sf.finish(stdout, b, map[string]any{"stage": "reader", "reader": name, "questions": len(data.qs), "evaluation": evaluationJSON(ev)})
 	}
 	if *probePath != "" {
-		probe, err := reader.Load(*probePath)
+		probe, err := loadReaderFile(*probePath)
 		if err != nil {
 			return err
 		}

@@ -93,3 +93,18 @@ func (h *heldOut) print(w io.Writer, sum map[string]any) {
 	printEvaluation(w, fmt.Sprintf("held-out %s (%d questions, %d episodes)", h.path, h.questions, h.episodes), h.ev)
 	sum["held_out"] = map[string]any{"file": h.path, "questions": h.questions, "episodes": h.episodes, "evaluation": evaluationJSON(h.ev)}
 }
+
+// loadReaderFile reads a reader file, or the reader of a model bundle.
+func loadReaderFile(path string) (reader.Builtin, error) {
+	if !model.IsFile(path) {
+		return reader.Load(path)
+	}
+	b, err := model.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if b.Reader == nil {
+		return nil, fmt.Errorf("%s: the bundle has no reader (run fit --stage reader)", path)
+	}
+	return b.Reader, nil
+}

@@ -94,7 +94,9 @@ func TestTextReaderCLI(t *testing.T) {
 		HeldOut struct {
 			Questions  int `json:"questions"`
 			Evaluation struct {
-				Kinds []struct {
+				Accuracy float64 `json:"accuracy"`
+				MeanBits float64 `json:"mean_bits"`
+				Kinds    []struct {
 					Kind     string  `json:"kind"`
 					Accuracy float64 `json:"accuracy"`
 					Chance   float64 `json:"chance_accuracy"`
@@ -116,6 +118,34 @@ func TestTextReaderCLI(t *testing.T) {
 	// The bundle carries the text reader; inspect names it.
 	if code, stdout, _ := memowm(t, "inspect", p("br.mwb")); code != 0 || !strings.Contains(stdout, "reader        "+sum.Reader) {
 		t.Errorf("inspect: %d\n%s", code, stdout)
+	}
+	// --probe takes a bundle's reader too, and reads a file of codes (decoded
+	// memory) as it is: lossless memory reads as the quantised states did.
+	for _, a := range [][]string{
+		{"encode", "--model", p("br.mwb"), "--in", p("held.arrow"), "--out", p("held.mwm"), "--quiet"},
+		{"decode", "--model", p("br.mwb"), "--in", p("held.mwm"), "--out", p("held-codes.arrow"), "--what", "codes", "--quiet"},
+	} {
+		if code, stdout, stderr := memowm(t, a...); code != 0 {
+			t.Fatalf("%v: status %d\n%s%s", a, code, stdout, stderr)
+		}
+	}
+	qb, _ := os.ReadFile(p("held.arrow") + ".questions.jsonl")
+	os.WriteFile(p("held-codes.arrow")+".questions.jsonl", qb, 0o644)
+	code, stdout, stderr = memowm(t, "fit", "--stage", "reader", "--probe", p("br.mwb"), "--model", p("br.mwb"),
+		"--in", p("held-codes.arrow"), "--out", p("br2.mwb"), "--quiet", "--json")
+	var dec struct {
+		Reader     string `json:"reader"`
+		Evaluation struct {
+			Accuracy float64 `json:"accuracy"`
+			MeanBits float64 `json:"mean_bits"`
+		} `json:"evaluation"`
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &dec) != nil || dec.Reader != sum.Reader {
+		t.Fatalf("--probe BUNDLE on decoded memory: status %d\n%s%s", code, stdout, stderr)
+	}
+	if dec.Evaluation.Accuracy != sum.HeldOut.Evaluation.Accuracy || dec.Evaluation.MeanBits != sum.HeldOut.Evaluation.MeanBits {
+		t.Errorf("lossless memory reads %.4f / %.4f bits, the quantised states %.4f / %.4f",
+			dec.Evaluation.Accuracy, dec.Evaluation.MeanBits, sum.HeldOut.Evaluation.Accuracy, sum.HeldOut.Evaluation.MeanBits)
 	}
 	// Errors.
 	for _, c := range []struct {
