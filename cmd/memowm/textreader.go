@@ -91,7 +91,7 @@ func (h *heldOut) print(w io.Writer, sum map[string]any) {
 		return
 	}
 	printEvaluation(w, fmt.Sprintf("held-out %s (%d questions, %d episodes)", h.path, h.questions, h.episodes), h.ev)
-	sum["held_out"] = map[string]any{"file": h.path, "questions": h.questions, "episodes": h.episodes, "evaluation": evaluationJSON(h.ev)}
+	sum["held_out"] = map[string]any{"eval": h.path, "questions": h.questions, "episodes": h.episodes, "evaluation": evaluationJSON(h.ev)}
 }
 
 // loadReaderFile reads a reader file, or the reader of a model bundle.
