@@ -209,8 +209,10 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if sh := b.OPQ.Shape(); *textReader && (sh.Slots != screen.Slots || sh.Dim != screen.Dim) {
-		return usagef("the text reader reads %dx%d states of the cells encoder; %s's quantizer has %dx%d", screen.Slots, screen.Dim, *sf.bundle, sh.Slots, sh.Dim)
+	if *textReader {
+		if err := cellsQuantizer(b.OPQ, *sf.bundle); err != nil {
+			return err
+		}
 	}
 	warnUntrained(stderr, "fit", *sf.bundle, b)
 	data, err := loadCalib(b, *sf.in)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/memowm/memowm/model"
+	"github.com/memowm/memowm/opq"
 	"github.com/memowm/memowm/reader"
 	"github.com/memowm/memowm/screen"
 )
@@ -107,4 +108,20 @@ func loadReaderFile(path string) (reader.Builtin, error) {
 		return nil, fmt.Errorf("%s: the bundle has no reader (run fit --stage reader)", path)
 	}
 	return b.Reader, nil
+}
+
+// cellsQuantizer checks that q keeps the cells encoder's groups apart: the
+// paper's shape, 16 dims a subspace, and no rotation (a rotation mixes the
+// cells of a slot, and the text reader would decode noise).
+func cellsQuantizer(q *opq.Quantizer, bundle string) error {
+	sh, info := q.Shape(), q.Info()
+	if sh.Slots != screen.Slots || sh.Dim != screen.Dim || q.SubDim() != screen.GroupDim {
+		return usagef("the text reader reads %dx%d states of the cells encoder through %d-dim subspaces; %s's quantizer has %dx%d states and %d-dim subspaces",
+			screen.Slots, screen.Dim, screen.GroupDim, bundle, sh.Slots, sh.Dim, q.SubDim())
+	}
+	if info.Rotation != opq.NoRotation || info.Rounds > 0 {
+		return usagef("%s's quantizer rotates its states (%s rotation, %d OPQ rounds), which mixes the cells of a slot: the text reader needs one fitted with 'fit opq --rotation none'",
+			bundle, info.Rotation, info.Rounds)
+	}
+	return nil
 }

@@ -77,6 +77,8 @@ func TestTextReaderCLI(t *testing.T) {
 		append([]string{"import", "--encoder", "cells", "--quiet", "--out", p("held.arrow")}, held...),
 		{"fit", "opq", "--rotation", "none", "--in", p("train.arrow"), "--out", p("c.opq"), "--quiet"},
 		{"fit", "--opq", p("c.opq"), "--preset", "tiny", "--out", p("b0.mwb"), "--quiet"},
+		{"fit", "opq", "--in", p("train.arrow"), "--out", p("pca.opq"), "--quiet"},
+		{"fit", "--opq", p("pca.opq"), "--preset", "tiny", "--out", p("bpca.mwb"), "--quiet"},
 	}
 	for _, a := range steps {
 		if code, stdout, stderr := memowm(t, a...); code != 0 {
@@ -156,6 +158,7 @@ func TestTextReaderCLI(t *testing.T) {
 		{[]string{"fit", "--stage", "reader", "--text", "--probe", p("br.mwb"), "--model", p("b0.mwb"), "--in", p("train.arrow"), "--out", p("x.mwb")}, "without --reader and --probe"},
 		{[]string{"record", "tty", "--encoder", "words", "--out", p("x.arrow"), "--", "sh"}, `--encoder "words": want hash or cells`},
 		{[]string{"fit", "--stage", "all", "--text", "--probe", p("br.mwb"), "--in", p("train.arrow"), "--calib", p("held.arrow"), "--out", p("x.mwb")}, "without --reader and --probe"},
+		{[]string{"fit", "--stage", "reader", "--text", "--screen", "40x5", "--model", p("bpca.mwb"), "--in", p("train.arrow"), "--out", p("x.mwb")}, "fit opq --rotation none"},
 		{[]string{"fit", "--stage", "reader", "--screen", "40x5", "--model", p("b0.mwb"), "--in", p("train.arrow"), "--out", p("x.mwb")}, "--screen is the text reader's"},
 		{[]string{"fit", "--stage", "reader", "--probe", p("br.mwb"), "--eval", p("held.arrow"), "--model", p("b0.mwb"), "--in", p("train.arrow"), "--out", p("x.mwb")}, "--eval evaluates a reader this stage trains"},
 		{[]string{"fit", "--stage", "all", "--text", "--screen", "10x1022", "--in", p("train.arrow"), "--calib", p("held.arrow"), "--out", p("x.mwb")}, "does not fit"},
