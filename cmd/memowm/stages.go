@@ -333,6 +333,7 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	prior := fs.Float64("impact-prior", 1, "pseudo-errors at the mean impact added to every coordinate's V_j (0: the plain mean over errors)")
 	signMode := fs.String("impact", "loop", "V_j from closed-loop slot omission (loop): each slot's coordinates omitted at every step of the\nfirst --loop-episodes episodes, the mean |change| in answer bits spread over the slot's expected wrong modes;\nor from single-coordinate counterfactuals: their mean change (mean, the paper's) or mean magnitude (abs)")
 	loopEps := fs.Int("loop-episodes", 0, "episodes of --in for --impact loop (0: all)")
+	floor := fs.Float64("impact-floor", 0, "raise every V_j to at least this fraction of the mean V_j: a fact that never changed in the\ncalibration episodes leaves its coordinates at V_j = 0, which the rule then never keeps, however\ncheap (0: off)")
 	check := fs.String("check", "", "held-out trajectories: compare the damage of the lowest-V_j coordinates with random sets of the same size")
 	batch := fs.Int("batch", 8, "episodes per predictor batch")
 	readerURL := readerFlag(fs)
@@ -341,6 +342,9 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	}
 	if *prior < 0 {
 		return usagef("--impact-prior %g must not be negative", *prior)
+	}
+	if !(*floor >= 0 && *floor <= 1) {
+		return usagef("--impact-floor %g: want a fraction of the mean V_j in [0, 1]", *floor)
 	}
 	if *signMode != "loop" && *signMode != "mean" && *signMode != "abs" {
 		return usagef("--impact %q: want loop, mean or abs", *signMode)
@@ -399,6 +403,7 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 		v = im.Shrunk(*prior)
 		what = fmt.Sprintf("%d questions with %d counterfactual states", len(items), sum(im.NErr))
 	}
+	raised, level := floorImpacts(v, *floor)
 	b.Policy = risk.Policy(cal, *minCount, v)
 	b.Policy.Prior = *priorFlag
 	b.Policy.Reader = scName
@@ -413,8 +418,14 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 	if damage != nil {
 		sum["slot_damage"] = damage
 	}
+	if *floor > 0 {
+		sum["impact_floor"], sum["impacts_raised"] = *floor, raised
+	}
 	fmt.Fprintf(text, "risk: %d episodes, %s, in %.1f s; on the %s; reference error rate %.4f\n",
 		len(data.eps), what, time.Since(start).Seconds(), priorDistribution(*priorFlag), cal.ErrorRate())
+	if *floor > 0 {
+		fmt.Fprintf(text, "impact floor: %d of %d V_j raised to %.4g bits (%g of the mean V_j)\n", raised, len(v), level, *floor)
+	}
 	printRiskPolicy(text, b.Policy, cal)
 	if *check != "" {
 		rows, err := checkImpact(text, b, sc, p, nb, *check, v, *batch)
