@@ -126,22 +126,3 @@ func cellsQuantizer(q *opq.Quantizer, bundle string) error {
 	return nil
 }
 
-// floorImpacts raises every v[j] below f times the mean of v (taken
-// before any is raised, in index order) to that level, and returns how many
-// it raised and the level (none for f = 0).
-func floorImpacts(v []float64, f float64) (raised int, level float64) {
-	if f <= 0 || len(v) == 0 {
-		return 0, 0
-	}
-	m := 0.0
-	for _, x := range v {
-		m += x
-	}
-	level = f * m / float64(len(v))
-	for j, x := range v {
-		if x < level {
-			v[j], raised = level, raised+1
-		}
-	}
-	return raised, level
-}
