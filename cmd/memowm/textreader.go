@@ -125,4 +125,3 @@ func cellsQuantizer(q *opq.Quantizer, bundle string) error {
 	}
 	return nil
 }
-
