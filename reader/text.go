@@ -136,8 +136,8 @@ type choiceFeats struct {
 	places [][]uint32
 }
 
-// features appends to dst the features of every choice of a question of
-// kind k on grid g; buf is reused scratch for the places.
+// features returns dst[:0] with the features of every choice of a question
+// of kind k on grid g appended.
 func (r *TextReader) features(dst []choiceFeats, g *screen.Grid, kind string, choices []string) []choiceFeats {
 	mask := uint64(len(r.w) - 1)
 	h := kindHash(kind)
@@ -221,32 +221,22 @@ func scoreChoices[W float32 | float64](w []W, cfs []choiceFeats, sc []float64, p
 		}
 		if len(cf.places) > 0 {
 			ps := pw[c][:0]
-			m := math.Inf(-1)
 			for _, p := range cf.places {
 				v := 0.0
 				for _, f := range p {
 					v += float64(w[f])
 				}
 				ps = append(ps, v)
-				m = max(m, v)
-			}
-			z := 0.0
-			for i, v := range ps {
-				ps[i] = math.Exp(v - m)
-				z += ps[i]
-			}
-			for i := range ps {
-				ps[i] /= z
 			}
 			pw[c] = ps
-			s += m + math.Log(z)
+			s += softmax(ps) // log sum exp, leaving the place weights in ps
 		}
 		sc[c] = s
 	}
 }
 
-// softmax turns sc into probabilities in place and returns log Z - max
-// shift, so that -log P(c) = logZ - sc_orig[c].
+// softmax turns sc into probabilities in place and returns the log of the
+// sum of exp(sc) it normalised by, so that -ln P(c) = logZ - sc_orig[c].
 func softmax(sc []float64) (logZ float64) {
 	m := math.Inf(-1)
 	for _, v := range sc {
@@ -286,6 +276,17 @@ func (r *TextReader) probs(s *textScratch, q *trajectory.Question) {
 	s.sized(len(q.Choices))
 	scoreChoices(r.w, s.cfs, s.sc, s.pw)
 	softmax(s.sc)
+}
+
+// argmax returns the index of the largest value, the lowest on ties.
+func argmax(v []float64) int {
+	best := 0
+	for c, x := range v {
+		if x > v[best] {
+			best = c
+		}
+	}
+	return best
 }
 
 // bitsOf returns -log2 P(answer).
@@ -381,15 +382,7 @@ func (r *TextReader) Predict(dst []int, states [][]float32, qs []*trajectory.Que
 		return nil, err
 	}
 	dst = grow(dst, len(qs))
-	r.eachRun(states, qs, func(i int, s *textScratch) {
-		best := 0
-		for c, v := range s.sc {
-			if v > s.sc[best] {
-				best = c
-			}
-		}
-		dst[i] = best
-	})
+	r.eachRun(states, qs, func(i int, s *textScratch) { dst[i] = argmax(s.sc) })
 	return dst, nil
 }
 

@@ -233,16 +233,6 @@ func TestTextReadsUnseenValues(t *testing.T) {
 	}
 }
 
-func argmax(p []float64) int {
-	best := 0
-	for c, v := range p {
-		if v > p[best] {
-			best = c
-		}
-	}
-	return best
-}
-
 func sameBits(t *testing.T, what string, a, b []float64) {
 	t.Helper()
 	if len(a) != len(b) {

@@ -70,20 +70,9 @@ func TrainText(states [][]float32, qs []*trajectory.Question, cfg TextConfig, pr
 	if err != nil {
 		return nil, Report{}, err
 	}
-	var tr, va []int
-	trEp, vaEp := map[int64]bool{}, map[int64]bool{}
-	for i, q := range qs {
-		u := float64(mix(cfg.Seed^mix(uint64(q.Episode)))>>11) / (1 << 53)
-		if u < cfg.ValFraction {
-			va = append(va, i)
-			vaEp[q.Episode] = true
-		} else {
-			tr = append(tr, i)
-			trEp[q.Episode] = true
-		}
-	}
-	if len(tr) == 0 {
-		return nil, Report{}, fmt.Errorf("%w: no training questions (%d questions, validation fraction %v)", ErrConfig, len(qs), cfg.ValFraction)
+	tr, va, trEp, vaEp, err := splitEpisodes(qs, cfg.Seed, cfg.ValFraction)
+	if err != nil {
+		return nil, Report{}, err
 	}
 	feats := make([][]choiceFeats, len(qs))
 	rs := runs(states, len(qs))
@@ -117,13 +106,7 @@ func TrainText(states [][]float32, qs []*trajectory.Question, cfg TextConfig, pr
 		for _, i := range va {
 			s.sized(len(feats[i]))
 			scoreChoices(r.w, feats[i], s.sc, s.pw)
-			best := 0
-			for c, v := range s.sc {
-				if v > s.sc[best] {
-					best = c
-				}
-			}
-			if best == ans[i] {
+			if argmax(s.sc) == ans[i] {
 				right++
 			}
 			softmax(s.sc)
@@ -182,14 +165,10 @@ func TrainText(states [][]float32, qs []*trajectory.Question, cfg TextConfig, pr
 	}
 	copy(r.w, best)
 	r.setName()
-	rep := Report{TrainQuestions: len(tr), ValQuestions: len(va), TrainEpisodes: len(trEp), ValEpisodes: len(vaEp),
+	rep := Report{TrainQuestions: len(tr), ValQuestions: len(va), TrainEpisodes: trEp, ValEpisodes: vaEp,
 		Epochs: min(epoch, cfg.Epochs), BestEpoch: bestEpoch, TrainBits: bestTrain, ValBits: math.NaN(), Params: len(r.w)}
 	if len(va) > 0 {
-		vs := make([][]float32, len(va))
-		vq := make([]*trajectory.Question, len(va))
-		for k, i := range va {
-			vs[k], vq[k] = states[i], qs[i]
-		}
+		vs, vq := pick(states, qs, va)
 		ev, err := Evaluate(r, vs, vq)
 		if err != nil {
 			return nil, Report{}, err

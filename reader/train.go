@@ -106,25 +106,14 @@ func TrainProbe(states [][]float32, qs []*trajectory.Question, cfg ProbeConfig, 
 			return nil, Report{}, fmt.Errorf("%w (question %d)", err, i)
 		}
 	}
-	var tr, va []int
-	trEp, vaEp := map[int64]bool{}, map[int64]bool{}
-	for i, q := range qs {
-		u := float64(mix(cfg.Seed^mix(uint64(q.Episode)))>>11) / (1 << 53)
-		if u < cfg.ValFraction {
-			va = append(va, i)
-			vaEp[q.Episode] = true
-		} else {
-			tr = append(tr, i)
-			trEp[q.Episode] = true
-		}
-	}
-	if len(tr) == 0 {
-		return nil, Report{}, fmt.Errorf("%w: no training questions (%d questions, validation fraction %v)", ErrConfig, len(qs), cfg.ValFraction)
+	tr, va, trEp, vaEp, err := splitEpisodes(qs, cfg.Seed, cfg.ValFraction)
+	if err != nil {
+		return nil, Report{}, err
 	}
 	p := initProbe(a, cfg.Seed, states, tr)
 	t := newTrainer(p, cfg)
 	valStates, valQs := pick(states, qs, va)
-	rep := Report{TrainQuestions: len(tr), ValQuestions: len(va), TrainEpisodes: len(trEp), ValEpisodes: len(vaEp),
+	rep := Report{TrainQuestions: len(tr), ValQuestions: len(va), TrainEpisodes: trEp, ValEpisodes: vaEp,
 		Params: len(p.w), ValBits: math.NaN(), TrainBits: math.NaN()}
 	best := math.Inf(1)
 	bestW := append([]float32(nil), p.w...)
@@ -182,6 +171,29 @@ func pick(states [][]float32, qs []*trajectory.Question, idx []int) ([][]float32
 		s[k], q[k] = states[i], qs[i]
 	}
 	return s, q
+}
+
+// splitEpisodes splits the questions into training and validation by a
+// seeded hash of their episode id (so questions with the same episode id,
+// even from different files, fall on the same side), about valFraction of
+// the episodes to validation. It returns the question indices of each side
+// and how many episodes each has; no training question is an error.
+func splitEpisodes(qs []*trajectory.Question, seed uint64, valFraction float64) (tr, va []int, trEps, vaEps int, err error) {
+	trEp, vaEp := map[int64]bool{}, map[int64]bool{}
+	for i, q := range qs {
+		u := float64(mix(seed^mix(uint64(q.Episode)))>>11) / (1 << 53)
+		if u < valFraction {
+			va = append(va, i)
+			vaEp[q.Episode] = true
+		} else {
+			tr = append(tr, i)
+			trEp[q.Episode] = true
+		}
+	}
+	if len(tr) == 0 {
+		return nil, nil, 0, 0, fmt.Errorf("%w: no training questions (%d questions, validation fraction %v)", ErrConfig, len(qs), valFraction)
+	}
+	return tr, va, len(trEp), len(vaEp), nil
 }
 
 // mix is SplitMix64's finaliser.
