@@ -62,39 +62,14 @@ type Builtin interface {
 
 // WriteTo writes r in the file format (kind 2). The bytes depend only on r.
 func (r *TextReader) WriteTo(w io.Writer) (int64, error) {
-	cw := &countWriter{w: w, h: crc32.New(castagnoli)}
-	bw := bufio.NewWriter(cw)
 	l := r.arch.Layout
 	h := textHeader{Version: Version, Kind: kindText, Width: uint32(l.Width), Height: uint32(l.Height),
 		Top: uint32(l.Top), Bottom: uint32(l.Bottom), Group: uint32(l.PerGroup), WeightBits: uint32(r.arch.WeightBits)}
-	bw.WriteString(Magic)
-	binary.Write(bw, binary.LittleEndian, &h)
-	var buf [4]byte
-	for _, v := range r.w {
-		binary.LittleEndian.PutUint32(buf[:], math.Float32bits(v))
-		bw.Write(buf[:])
-	}
-	if err := bw.Flush(); err != nil {
-		return cw.n, fmt.Errorf("reader: writing text reader: %w", err)
-	}
-	binary.LittleEndian.PutUint32(buf[:], cw.h.Sum32())
-	if _, err := cw.Write(buf[:]); err != nil {
-		return cw.n, fmt.Errorf("reader: writing text reader: %w", err)
-	}
-	return cw.n, nil
+	return writeFile(w, "text reader", &h, r.w)
 }
 
 // Save writes r to path through a temporary file, renamed into place.
-func (r *TextReader) Save(path string) error {
-	err := atomicfile.Write(path, func(w io.Writer) error {
-		_, err := r.WriteTo(w)
-		return err
-	})
-	if err != nil && !strings.HasPrefix(err.Error(), "reader: ") {
-		err = fmt.Errorf("reader: %w", err)
-	}
-	return err
-}
+func (r *TextReader) Save(path string) error { return save(path, r) }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -107,27 +82,47 @@ type fileHeader struct {
 
 // WriteTo writes p in the file format. The bytes depend only on p.
 func (p *Probe) WriteTo(w io.Writer) (int64, error) {
-	cw := &countWriter{w: w, h: crc32.New(castagnoli)}
-	bw := bufio.NewWriter(cw)
 	a := p.arch
 	h := fileHeader{Version: Version, Kind: kindProbe, Slots: uint32(a.Slots), Dim: uint32(a.Dim),
 		Proj: uint32(a.Proj), Hidden: uint32(a.Hidden),
 		QuestionBuckets: uint32(a.QuestionBuckets), ChoiceBuckets: uint32(a.ChoiceBuckets)}
+	return writeFile(w, "probe", &h, p.w)
+}
+
+// writeFile writes a reader file: the magic, header (a fixed-size struct of
+// 64 bytes), the parameters as little-endian float32 and the CRC-32C of all
+// before it; what names the reader in errors.
+func writeFile(w io.Writer, what string, header any, params []float32) (int64, error) {
+	cw := &countWriter{w: w, h: crc32.New(castagnoli)}
+	bw := bufio.NewWriter(cw)
 	bw.WriteString(Magic)
-	binary.Write(bw, binary.LittleEndian, &h)
+	binary.Write(bw, binary.LittleEndian, header)
 	var buf [4]byte
-	for _, v := range p.w {
+	for _, v := range params {
 		binary.LittleEndian.PutUint32(buf[:], math.Float32bits(v))
 		bw.Write(buf[:])
 	}
 	if err := bw.Flush(); err != nil {
-		return cw.n, fmt.Errorf("reader: writing probe: %w", err)
+		return cw.n, fmt.Errorf("reader: writing %s: %w", what, err)
 	}
 	binary.LittleEndian.PutUint32(buf[:], cw.h.Sum32())
 	if _, err := cw.Write(buf[:]); err != nil {
-		return cw.n, fmt.Errorf("reader: writing probe: %w", err)
+		return cw.n, fmt.Errorf("reader: writing %s: %w", what, err)
 	}
 	return cw.n, nil
+}
+
+// save writes r's file to path through a temporary file in the same
+// directory, synced and then renamed, so path never holds a partial file.
+func save(path string, r io.WriterTo) error {
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		_, err := r.WriteTo(w)
+		return err
+	})
+	if err != nil && !strings.HasPrefix(err.Error(), "reader: ") {
+		err = fmt.Errorf("reader: %w", err)
+	}
+	return err
 }
 
 type countWriter struct {
@@ -280,16 +275,7 @@ func Load(path string) (Builtin, error) {
 
 // Save writes p to path through a temporary file in the same directory,
 // synced and then renamed, so path never holds a partial file.
-func (p *Probe) Save(path string) error {
-	err := atomicfile.Write(path, func(w io.Writer) error {
-		_, err := p.WriteTo(w)
-		return err
-	})
-	if err != nil && !strings.HasPrefix(err.Error(), "reader: ") {
-		err = fmt.Errorf("reader: %w", err)
-	}
-	return err
-}
+func (p *Probe) Save(path string) error { return save(path, p) }
 
-// IsFile reports whether the file at path starts with the probe magic.
+// IsFile reports whether the file at path starts with the reader magic.
 func IsFile(path string) bool { return fileread.HasMagic(path, Magic) }

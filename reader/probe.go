@@ -3,6 +3,7 @@ package reader
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
 	"sync"
@@ -116,12 +117,15 @@ func (p *Probe) Name() string { return p.name }
 // NumParams is the number of parameters, the standardisation included.
 func (p *Probe) NumParams() int { return len(p.w) }
 
-func (p *Probe) setName() {
+func (p *Probe) setName() { p.name = fileName("probe", p) }
+
+// fileName is prefix, "-" and the CRC-32C trailer of r's file, in hex.
+func fileName(prefix string, r io.WriterTo) string {
 	var t tailWriter
-	if _, err := p.WriteTo(&t); err != nil {
-		panic("reader: hashing a probe: " + err.Error()) // tailWriter never fails
+	if _, err := r.WriteTo(&t); err != nil {
+		panic("reader: hashing a " + prefix + ": " + err.Error()) // tailWriter never fails
 	}
-	p.name = fmt.Sprintf("probe-%08x", binary.LittleEndian.Uint32(t.last[:]))
+	return fmt.Sprintf("%s-%08x", prefix, binary.LittleEndian.Uint32(t.last[:]))
 }
 
 // tailWriter keeps the last 4 bytes written: a file's CRC trailer.

@@ -1,7 +1,6 @@
 package reader
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"runtime"
@@ -74,13 +73,7 @@ func (r *TextReader) Name() string { return r.name }
 // NumParams is the size of the weight table.
 func (r *TextReader) NumParams() int { return len(r.w) }
 
-func (r *TextReader) setName() {
-	var t tailWriter
-	if _, err := r.WriteTo(&t); err != nil {
-		panic("reader: hashing a text reader: " + err.Error()) // tailWriter never fails
-	}
-	r.name = fmt.Sprintf("text-%08x", binary.LittleEndian.Uint32(t.last[:]))
-}
+func (r *TextReader) setName() { r.name = fileName("text", r) }
 
 // featHash hashes a feature: FNV-1a 64 over the question kind, a zero byte,
 // the feature's name and its value.
