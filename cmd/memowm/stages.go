@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -269,23 +270,42 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 		return sf.finish(stdout, b, map[string]any{"stage": "reader", "reader": probe.Name(), "params": probe.NumParams(),
 			"probe": *probePath, "questions": len(data.qs), "evaluation": evaluationJSON(ev)})
 	}
-	if *textReader {
-		return fitTextReader(b, data, evalData, *evalPath, sf, layout, *epochs, *seed, fs, stdout, stderr)
-	}
-	cfg := d
-	cfg.Epochs, cfg.Seed = *epochs, *seed
-	cfg.Slots, cfg.Dim = b.OPQ.Shape().Slots, b.OPQ.Shape().Dim
-	probe, rep, err := reader.TrainProbe(data.states, data.qs, cfg, func(p reader.TrainProgress) {
+	progress := func(p reader.TrainProgress) {
 		if !*sf.quiet {
 			fmt.Fprintf(stderr, "fit reader: epoch %d/%d: train %.3f bits, validation %.3f bits, accuracy %.1f%% (%.1f s)\n",
 				p.Epoch, p.Epochs, p.TrainBits, p.ValBits, 100*p.ValAccuracy, p.Elapsed.Seconds())
 		}
-	})
-	if err != nil {
-		return err
 	}
-	b.Reader = probe
-	held, err := heldOutEval(probe, *evalPath, evalData)
+	var rd reader.Builtin
+	var rep reader.Report
+	var what string           // how the summary names the reader
+	extra := map[string]any{} // the text reader's own summary keys
+	if *textReader {
+		cfg := reader.DefaultTextConfig()
+		cfg.Layout, cfg.Seed = layout, *seed
+		if flagSet(fs, "epochs") {
+			cfg.Epochs = *epochs
+		}
+		tr, r, err := reader.TrainText(data.states, data.qs, cfg, progress)
+		if err != nil {
+			return err
+		}
+		rd, rep = tr, r
+		what = fmt.Sprintf("text reader %s for %dx%d screens (%d weights)", tr.Name(), layout.Width, layout.Height, rep.Params)
+		extra["kind"], extra["screen"] = "text", fmt.Sprintf("%dx%d", layout.Width, layout.Height)
+	} else {
+		cfg := d
+		cfg.Epochs, cfg.Seed = *epochs, *seed
+		cfg.Slots, cfg.Dim = b.OPQ.Shape().Slots, b.OPQ.Shape().Dim
+		probe, r, err := reader.TrainProbe(data.states, data.qs, cfg, progress)
+		if err != nil {
+			return err
+		}
+		rd, rep = probe, r
+		what = fmt.Sprintf("%d parameters", rep.Params)
+	}
+	b.Reader = rd
+	held, err := heldOutEval(rd, *evalPath, evalData)
 	if err != nil {
 		return err
 	}
@@ -293,13 +313,14 @@ func runFitReader(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	text := sf.text(stdout)
-	fmt.Fprintf(text, "reader: %d parameters, trained on %d questions (%d episodes) in %.1f s, best epoch %d of %d\n",
-		rep.Params, rep.TrainQuestions, rep.TrainEpisodes, rep.Duration.Seconds(), rep.BestEpoch, rep.Epochs)
+	fmt.Fprintf(text, "reader: %s, trained on %d questions (%d episodes) in %.1f s, best epoch %d of %d\n",
+		what, rep.TrainQuestions, rep.TrainEpisodes, rep.Duration.Seconds(), rep.BestEpoch, rep.Epochs)
 	printEvaluation(text, fmt.Sprintf("validation (%d questions, %d episodes)", rep.ValQuestions, rep.ValEpisodes), rep.Val)
-	sum := map[string]any{"stage": "reader", "reader": probe.Name(), "params": rep.Params,
+	sum := map[string]any{"stage": "reader", "reader": rd.Name(), "params": rep.Params,
 		"train_questions": rep.TrainQuestions, "train_episodes": rep.TrainEpisodes, "seconds": rep.Duration.Seconds(),
 		"best_epoch": rep.BestEpoch, "epochs": rep.Epochs, "validation_questions": rep.ValQuestions,
 		"validation_episodes": rep.ValEpisodes, "validation": evaluationJSON(rep.Val)}
+	maps.Copy(sum, extra)
 	held.print(text, sum)
 	return sf.finish(stdout, b, sum)
 }

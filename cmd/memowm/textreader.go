@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -24,45 +23,6 @@ func parseScreen(s string) (screen.CellLayout, error) {
 		return screen.CellLayout{}, usagef("--screen %s: %v", s, err)
 	}
 	return l, nil
-}
-
-// fitTextReader is 'fit --stage reader --text': trains the text reader on
-// data (complete quantised states of the cells encoder), evaluates it on
-// held (if not nil) and stores it in b.
-func fitTextReader(b *model.Bundle, data, held *calibData, evalPath string, sf *stageFlags, layout screen.CellLayout, epochs int, seed uint64, fs *flag.FlagSet, stdout, stderr io.Writer) error {
-	cfg := reader.DefaultTextConfig()
-	cfg.Layout = layout
-	cfg.Seed = seed
-	if flagSet(fs, "epochs") {
-		cfg.Epochs = epochs
-	}
-	tr, rep, err := reader.TrainText(data.states, data.qs, cfg, func(p reader.TrainProgress) {
-		if !*sf.quiet {
-			fmt.Fprintf(stderr, "fit reader: epoch %d/%d: train %.3f bits, validation %.3f bits, accuracy %.1f%% (%.1f s)\n",
-				p.Epoch, p.Epochs, p.TrainBits, p.ValBits, 100*p.ValAccuracy, p.Elapsed.Seconds())
-		}
-	})
-	if err != nil {
-		return err
-	}
-	b.Reader = tr
-	ho, err := heldOutEval(tr, evalPath, held)
-	if err != nil {
-		return err
-	}
-	if err := b.Save(*sf.out); err != nil {
-		return err
-	}
-	text := sf.text(stdout)
-	fmt.Fprintf(text, "reader: text reader %s for %dx%d screens (%d weights), trained on %d questions (%d episodes) in %.1f s, best epoch %d of %d\n",
-		tr.Name(), layout.Width, layout.Height, rep.Params, rep.TrainQuestions, rep.TrainEpisodes, rep.Duration.Seconds(), rep.BestEpoch, rep.Epochs)
-	printEvaluation(text, fmt.Sprintf("validation (%d questions, %d episodes)", rep.ValQuestions, rep.ValEpisodes), rep.Val)
-	sum := map[string]any{"stage": "reader", "reader": tr.Name(), "kind": "text", "screen": fmt.Sprintf("%dx%d", layout.Width, layout.Height), "params": rep.Params,
-		"train_questions": rep.TrainQuestions, "train_episodes": rep.TrainEpisodes, "seconds": rep.Duration.Seconds(),
-		"best_epoch": rep.BestEpoch, "epochs": rep.Epochs, "validation_questions": rep.ValQuestions,
-		"validation_episodes": rep.ValEpisodes, "validation": evaluationJSON(rep.Val)}
-	ho.print(text, sum)
-	return sf.finish(stdout, b, sum)
 }
 
 // heldOut is a reader's evaluation on a held-out file (nil: none asked).
