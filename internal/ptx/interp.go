@@ -322,19 +322,7 @@ func (br *blockRun) exec(ti int) *ExecError {
 			es := int(in.w / 8)
 			addr := r[in.a] + in.off
 			if in.vec == 1 && addr&uint64(es-1) == 0 {
-				// Fast paths: scalar shared, or global in the last region.
-				var buf []byte
-				switch in.sp {
-				case spShared:
-					if addr < uint64(len(br.shared)) && uint64(es) <= uint64(len(br.shared))-addr {
-						buf = br.shared[addr:]
-					}
-				case spGlobal:
-					if g := br.gc; g != nil && addr >= g.base && addr-g.base < uint64(len(g.data)) && uint64(es) <= uint64(len(g.data))-(addr-g.base) {
-						buf = g.data[addr-g.base:]
-					}
-				}
-				if buf != nil {
+				if buf := br.fastBuf(in.sp, addr, es, false); buf != nil {
 					v := getLE(buf, es)
 					if in.t.k == kS {
 						v = sext(v, in.sh)
@@ -363,18 +351,7 @@ func (br *blockRun) exec(ti int) *ExecError {
 			es := int(in.w / 8)
 			addr := r[in.a] + in.off
 			if in.vec == 1 && addr&uint64(es-1) == 0 {
-				var buf []byte
-				switch in.sp {
-				case spShared:
-					if addr < uint64(len(br.shared)) && uint64(es) <= uint64(len(br.shared))-addr {
-						buf = br.shared[addr:]
-					}
-				case spGlobal:
-					if g := br.gc; g != nil && !g.ro && addr >= g.base && addr-g.base < uint64(len(g.data)) && uint64(es) <= uint64(len(g.data))-(addr-g.base) {
-						buf = g.data[addr-g.base:]
-					}
-				}
-				if buf != nil {
+				if buf := br.fastBuf(in.sp, addr, es, true); buf != nil {
 					putLE(buf, es, r[in.v[0]])
 					break
 				}
@@ -449,4 +426,22 @@ func (br *blockRun) exec(ti int) *ExecError {
 			r[in.d] = floatOp(in, r)
 		}
 	}
+}
+
+// fastBuf is the fast path of an aligned scalar load or store: the bytes
+// at addr in shared memory, or in the global region last used (writable
+// when write), when all es bytes lie inside; nil sends the access through
+// the checked path (blockRun.mem).
+func (br *blockRun) fastBuf(sp space, addr uint64, es int, write bool) []byte {
+	switch sp {
+	case spShared:
+		if addr < uint64(len(br.shared)) && uint64(es) <= uint64(len(br.shared))-addr {
+			return br.shared[addr:]
+		}
+	case spGlobal:
+		if g := br.gc; g != nil && !(write && g.ro) && addr >= g.base && addr-g.base < uint64(len(g.data)) && uint64(es) <= uint64(len(g.data))-(addr-g.base) {
+			return g.data[addr-g.base:]
+		}
+	}
+	return nil
 }
