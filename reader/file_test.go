@@ -22,6 +22,28 @@ func probeBytes(t testing.TB, p Builtin) []byte {
 	return b.Bytes()
 }
 
+// saveLoad saves r under name in a temporary directory, checks that the
+// file is a reader file that loads to want's bytes, and returns its path and
+// what Load gave.
+func saveLoad(t *testing.T, r Builtin, want []byte, name string) (string, Builtin) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := r.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if !IsFile(path) {
+		t.Fatalf("IsFile is false for a saved %T", r)
+	}
+	l, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(probeBytes(t, l), want) {
+		t.Fatalf("Save/Load of a %T gave a %T that is not byte-identical", r, l)
+	}
+	return path, l
+}
+
 func TestFileRoundTrip(t *testing.T) {
 	p := randomProbe(toyArch(), 11)
 	b := probeBytes(t, p)
@@ -49,20 +71,7 @@ func TestFileRoundTrip(t *testing.T) {
 		}
 	}
 	// Save and Load.
-	path := filepath.Join(t.TempDir(), "p.rdr")
-	if err := p.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	if !IsFile(path) {
-		t.Fatal("IsFile is false for a saved probe")
-	}
-	l, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(probeBytes(t, l), b) {
-		t.Fatal("Save/Load is not byte-identical")
-	}
+	path, _ := saveLoad(t, p, b, "p.rdr")
 	if err := os.WriteFile(path, append(b, 0), 0o644); err != nil {
 		t.Fatal(err)
 	}
