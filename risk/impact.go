@@ -45,6 +45,29 @@ func (im *Impacts) Abs() *Impacts {
 	return &Impacts{Sum: im.SumAbs, SumAbs: im.SumAbs, NErr: im.NErr}
 }
 
+// Floor raises every v[j] below f times the mean of v (taken before any is
+// raised, in index order) to that level, in place, and returns how many it
+// raised and the level (none for f <= 0). Closed-loop impacts give V_j = 0
+// to every coordinate whose fact never changed in the calibration episodes,
+// and the rule never keeps a coordinate with V_j = 0, however cheap; a floor
+// keeps such coordinates where their entropy is low.
+func Floor(v []float64, f float64) (raised int, level float64) {
+	if f <= 0 || len(v) == 0 {
+		return 0, 0
+	}
+	m := 0.0
+	for _, x := range v {
+		m += x
+	}
+	level = f * m / float64(len(v))
+	for j, x := range v {
+		if x < level {
+			v[j], raised = level, raised+1
+		}
+	}
+	return raised, level
+}
+
 // Mean is V_j = Sum_j / NErr_j (0 for a coordinate without errors).
 func (im *Impacts) Mean() []float64 {
 	v := make([]float64, len(im.Sum))

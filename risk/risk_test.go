@@ -323,3 +323,18 @@ func TestGroupImpacts(t *testing.T) {
 		}
 	}
 }
+
+func TestFloor(t *testing.T) {
+	v := []float64{0, 0, 1, 3}
+	n, level := Floor(v, 0.5) // mean 1, level 0.5
+	if n != 2 || level != 0.5 || v[0] != 0.5 || v[1] != 0.5 || v[2] != 1 || v[3] != 3 {
+		t.Fatalf("Floor: raised %d to %v: %v", n, level, v)
+	}
+	w := []float64{0, 2}
+	if n, _ := Floor(w, 0); n != 0 || w[0] != 0 {
+		t.Fatalf("floor 0 changed %v", w)
+	}
+	if n, _ := Floor(nil, 1); n != 0 {
+		t.Fatal("empty")
+	}
+}

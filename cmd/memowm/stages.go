@@ -424,7 +424,7 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 		v = im.Shrunk(*prior)
 		what = fmt.Sprintf("%d questions with %d counterfactual states", len(items), sum(im.NErr))
 	}
-	raised, level := floorImpacts(v, *floor)
+	raised, level := risk.Floor(v, *floor)
 	b.Policy = risk.Policy(cal, *minCount, v)
 	b.Policy.Prior = *priorFlag
 	b.Policy.Reader = scName
@@ -459,26 +459,6 @@ func runFitRisk(args []string, stdout, stderr io.Writer) error {
 }
 
 // mixNeighbours is the bundle's neighbour order when mix is set (the mixing
-// floorImpacts raises every v[j] below f times the mean of v (taken
-// before any is raised, in index order) to that level, and returns how many
-// it raised and the level (none for f = 0).
-func floorImpacts(v []float64, f float64) (raised int, level float64) {
-	if f <= 0 || len(v) == 0 {
-		return 0, 0
-	}
-	m := 0.0
-	for _, x := range v {
-		m += x
-	}
-	level = f * m / float64(len(v))
-	for j, x := range v {
-		if x < level {
-			v[j], raised = level, raised+1
-		}
-	}
-	return raised, level
-}
-
 // prior needs it), else nil.
 func mixNeighbours(b *model.Bundle, mix bool) (*codec.Neighbours, error) {
 	if !mix {

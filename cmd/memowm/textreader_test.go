@@ -176,19 +176,7 @@ func TestTextReaderCLI(t *testing.T) {
 	}
 }
 
-func TestFloorImpacts(t *testing.T) {
-	v := []float64{0, 0, 1, 3}
-	n, level := floorImpacts(v, 0.5) // mean 1, level 0.5
-	if n != 2 || level != 0.5 || v[0] != 0.5 || v[1] != 0.5 || v[2] != 1 || v[3] != 3 {
-		t.Fatalf("floorImpacts: raised %d to %v: %v", n, level, v)
-	}
-	w := []float64{0, 2}
-	if n, _ := floorImpacts(w, 0); n != 0 || w[0] != 0 {
-		t.Fatalf("floor 0 changed %v", w)
-	}
-	if n, _ := floorImpacts(nil, 1); n != 0 {
-		t.Fatal("empty")
-	}
+func TestImpactFloorFlag(t *testing.T) {
 	for _, f := range []string{"-0.1", "1.5", "NaN"} {
 		code, _, stderr := memowm(t, "fit", "--stage", "risk", "--impact-floor", f, "--model", "x.mwb", "--in", "x.arrow", "--out", filepath.Join(t.TempDir(), "y.mwb"))
 		if code != 2 || !strings.Contains(stderr, "--impact-floor") {
