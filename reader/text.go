@@ -204,7 +204,7 @@ func (r *TextReader) features(dst []choiceFeats, g *screen.Grid, kind string, ch
 	return dst
 }
 
-// scores sets sc[c] to s(choice c) and returns, for each choice, the
+// scoreChoices sets sc[c] to s(choice c) and, for each choice, the
 // weights of its places (softmax over places) in pw[c].
 func scoreChoices[W float32 | float64](w []W, cfs []choiceFeats, sc []float64, pw [][]float64) {
 	for c, cf := range cfs {
