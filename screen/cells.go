@@ -190,7 +190,7 @@ func EncodeCells(dst []float32, t Text, width, height int) ([]float32, error) {
 		cx := min(t.CursorX, width-1)
 		for i, v := range []int{cx >> 4, cx & 15, t.CursorY >> 4, t.CursorY & 15} {
 			g := TextGroups + i
-			embed(out[g*GroupDim:(g+1)*GroupDim], seedCellNum+uint64(i), uint64(v)+1)
+			copy(out[g*GroupDim:(g+1)*GroupDim], cursorEmbeddings[i][v+1][:])
 		}
 	}
 	return dst, nil
@@ -281,7 +281,7 @@ func (l CellLayout) decodeSlot(g *Grid, s int, v []float32) {
 		var parts [CursorGroups]int
 		for i := range parts {
 			off := (TextGroups + i - g0) * GroupDim
-			parts[i] = nearestNum(v[off:off+GroupDim], seedCellNum+uint64(i), 64)
+			parts[i] = nearestNum(v[off:off+GroupDim], &cursorEmbeddings[i])
 		}
 		g.CursorX, g.CursorY, g.HasCursor = 0, 0, false
 		if min(parts[0], parts[1], parts[2], parts[3]) > 0 {
@@ -338,19 +338,33 @@ func nearestChar(v []float32, emb *[128][]float32) byte {
 	return best
 }
 
-// nearestNum returns the value in 0..n (0 the zero vector, k the embedding of
-// k) nearest v.
-func nearestNum(v []float32, seed uint64, n int) int {
+// cursorValues is how many values a cursor group holds: 1..64 (a
+// coordinate/16 or %16, plus one, for coordinates below MaxTextSize); 0 is
+// no cursor.
+const cursorValues = MaxTextSize / 16
+
+// cursorEmbeddings[i][k] is the embedding of value k (1..cursorValues) in
+// cursor group i, from seed seedCellNum+i; [i][0] is the zero vector.
+var cursorEmbeddings = func() (t [CursorGroups][cursorValues + 1][GroupDim]float32) {
+	for i := range t {
+		for k := 1; k <= cursorValues; k++ {
+			embed(t[i][k][:], seedCellNum+uint64(i), uint64(k))
+		}
+	}
+	return t
+}()
+
+// nearestNum returns the value k in 0..cursorValues whose embedding emb[k]
+// is nearest v (0, the zero vector, on ties and when nothing is nearer).
+func nearestNum(v []float32, emb *[cursorValues + 1][GroupDim]float32) int {
 	best, bestD := 0, 0.0
 	for _, x := range v {
 		bestD += float64(float64(x) * float64(x))
 	}
-	var e [GroupDim]float32
-	for k := 1; k <= n; k++ {
-		embed(e[:], seed, uint64(k))
+	for k := 1; k <= cursorValues; k++ {
 		d := 0.0
 		for i, x := range v {
-			t := float64(x) - float64(e[i])
+			t := float64(x) - float64(emb[k][i])
 			d += float64(t * t)
 		}
 		if d < bestD {
