@@ -42,8 +42,8 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	if len(dirs) == 0 {
 		return usagef("want at least one recording folder DIR")
 	}
-	if *encoder != screen.EncoderHash && *encoder != screen.EncoderCells {
-		return usagef("--encoder %q: want hash or cells", *encoder)
+	if err := checkEncoder(*encoder); err != nil {
+		return err
 	}
 	if err := checkOutput(*out, outTrajectory, *force); err != nil {
 		return err
@@ -113,4 +113,12 @@ func importDur(d time.Duration) time.Duration {
 		return d.Round(10 * time.Microsecond)
 	}
 	return d.Round(time.Millisecond)
+}
+
+// checkEncoder refuses an --encoder that names no text screen encoder.
+func checkEncoder(e string) error {
+	if e != screen.EncoderHash && e != screen.EncoderCells {
+		return usagef("--encoder %q: want hash or cells", e)
+	}
+	return nil
 }

@@ -55,8 +55,9 @@ func runRecordTTY(args []string, stdout, stderr io.Writer) error {
 		return usagef("--out FILE is required")
 	case *steps < 1:
 		return usagef("--steps must be at least 1")
-	case *encoder != screen.EncoderHash && *encoder != screen.EncoderCells:
-		return usagef("--encoder %q: want hash or cells", *encoder)
+	}
+	if err := checkEncoder(*encoder); err != nil {
+		return err
 	}
 	if err := checkOutput(*out, outTrajectory, *force); err != nil {
 		return err
